@@ -1,0 +1,62 @@
+// Small POSIX file helpers that turn errno into a Status of the right kind.
+//
+// Durability rules (LevelDB's SyncDirIfManifest): after creating, renaming
+// or deleting a file, the directory holding it is synced before the change
+// is relied upon.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cdc/base/status.h"
+
+namespace cdc {
+
+// Maps errno from an operation on `path` to a Status kind: ENOENT → NotFound,
+// EACCES/EPERM/EROFS → Permission, ENOSPC/EDQUOT → IOError ("disk full"),
+// anything else → IOError. `what` names the operation ("open", "write").
+Status ErrnoStatus(const std::string& what, const std::string& path, int err);
+
+// Owns a file descriptor; closes it on destruction.
+class FileHandle {
+ public:
+  FileHandle() = default;
+  explicit FileHandle(int fd) : fd_(fd) {}
+  FileHandle(FileHandle&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  FileHandle& operator=(FileHandle&& o) noexcept;
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  ~FileHandle();
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+Result<FileHandle> OpenFile(const std::string& path, int flags, int mode = 0644);
+// Writes all of `n` bytes at the current offset (retrying short writes).
+Status WriteAll(int fd, const char* data, size_t n, const std::string& path);
+// Writes all of `n` bytes at `offset` (retrying short writes).
+Status PwriteAll(int fd, const char* data, size_t n, uint64_t offset,
+                 const std::string& path);
+// Reads exactly `n` bytes at `offset`; returns the number read (less at EOF).
+Result<size_t> PreadUpTo(int fd, char* buf, size_t n, uint64_t offset,
+                         const std::string& path);
+Status SyncDir(const std::string& dir);
+Status SyncFile(int fd, const std::string& path);  // fdatasync
+Result<std::string> ReadFileToString(const std::string& path);
+// Writes a temporary file, fsyncs it, renames it over `path`, syncs the
+// directory. Readers see the old or the new contents, never a mixture.
+Status WriteFileAtomic(const std::string& path, const std::string& contents);
+Status MakeDir(const std::string& path);  // one level; OK if it exists
+Result<std::vector<std::string>> ListDir(const std::string& dir);
+Result<uint64_t> FileSize(const std::string& path);
+bool PathExists(const std::string& path);
+std::string DirName(const std::string& path);
+std::string JoinPath(const std::string& a, const std::string& b);
+
+}  // namespace cdc

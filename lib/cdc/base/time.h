@@ -1,0 +1,24 @@
+// Wall-clock and monotonic time, and RFC 3339 timestamps with microseconds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cdc/base/status.h"
+
+namespace cdc {
+
+// Microseconds since the Unix epoch (UTC).
+int64_t NowMicros();
+// Monotonic microseconds, for deadlines and latencies.
+int64_t MonoMicros();
+
+// "2026-11-29T07:41:02.123456Z".
+std::string FormatTimestamp(int64_t unix_micros);
+// Accepts RFC 3339 / ISO 8601: date, 'T' or ' ', time with optional fraction
+// (up to 9 digits, truncated to µs), and 'Z' or a ±HH:MM offset. A bare date
+// means midnight UTC.
+Result<int64_t> ParseTimestamp(std::string_view text);
+
+}  // namespace cdc

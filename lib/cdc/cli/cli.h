@@ -1,0 +1,45 @@
+// Process-level helpers every tool shares: stop signals, stdout that treats
+// a closed pipe as a clean stop, and one-line error reporting.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cdc/base/status.h"
+
+namespace cdc::cli {
+
+// SIGINT/SIGTERM set a flag (handlers do nothing else); SIGPIPE is ignored
+// so a closed stdout shows up as EPIPE.
+void InstallStopHandlers();
+bool StopRequested();
+
+// Buffered writer to a file descriptor. Write() returns false once the
+// reader has gone away (EPIPE) — a clean stop, not an error — and sets
+// error() for any other failure.
+class Output {
+ public:
+  explicit Output(int fd = 1, size_t flush_at = 1 << 16)
+      : fd_(fd), flush_at_(flush_at) {}
+  ~Output() { (void)Flush(); }
+  std::string* buffer() { return &buf_; }
+  // Flushes when the buffer passed its threshold.
+  bool MaybeFlush() { return buf_.size() < flush_at_ || Flush(); }
+  bool Flush();
+  bool closed() const { return closed_; }
+  const Status& error() const { return error_; }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  size_t flush_at_;
+  std::string buf_;
+  bool closed_ = false;
+  Status error_;
+};
+
+// Prints "prog: message" to stderr, plus a --help hint for usage errors,
+// and returns the exit code for `s`.
+int Report(std::string_view prog, const Status& s);
+
+}  // namespace cdc::cli

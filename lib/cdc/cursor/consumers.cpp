@@ -1,0 +1,215 @@
+#include "cdc/cursor/consumers.h"
+
+#include <sqlite3.h>
+
+#include "cdc/base/fs.h"
+#include "cdc/base/time.h"
+
+namespace cdc::cursor {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 30000;
+
+// Finalizes a prepared statement on every path out of a function.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  sqlite3_stmt* get() { return st_; }
+  void Bind(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()),
+                      SQLITE_TRANSIENT);
+  }
+  void Bind(int i, uint64_t v) {
+    sqlite3_bind_int64(st_, i, static_cast<sqlite3_int64>(v));
+  }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(st_, i, v); }
+  int Step() { return sqlite3_step(st_); }
+
+ private:
+  sqlite3_stmt* st_ = nullptr;
+  int rc_;
+};
+
+Consumer RowToConsumer(sqlite3_stmt* st) {
+  Consumer c;
+  c.name = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  c.acked_seq = static_cast<uint64_t>(sqlite3_column_int64(st, 1));
+  c.created_us = sqlite3_column_int64(st, 2);
+  c.updated_us = sqlite3_column_int64(st, 3);
+  return c;
+}
+
+}  // namespace
+
+Status ValidateConsumerName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= 64;
+  for (char c : name)
+    ok = ok && (isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                c == '_' || c == '-');
+  if (!ok)
+    return Status::Usage("invalid consumer name \"" + name +
+                         "\" (use 1-64 of A-Z a-z 0-9 . _ -)");
+  return Status::OK();
+}
+
+ConsumerStore::~ConsumerStore() { sqlite3_close_v2(db_); }
+
+Status ConsumerStore::Error(const std::string& what) {
+  int rc = sqlite3_errcode(db_);
+  std::string msg = path_ + ": " + what + ": " + sqlite3_errmsg(db_);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Busy(msg);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      return Status::Permission(msg);
+    case SQLITE_FULL:
+      return Status::IOError(msg + " (disk full)");
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Status::Corruption(msg);
+    default:
+      return Status::IOError(msg);
+  }
+}
+
+Status ConsumerStore::Exec(const char* sql) {
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Error("cannot run \"" + std::string(sql) + "\"");
+  return Status::OK();
+}
+
+Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
+    const std::string& log_dir) {
+  std::unique_ptr<ConsumerStore> s(new ConsumerStore());
+  s->path_ = JoinPath(log_dir, "consumers.db");
+  int rc = sqlite3_open_v2(s->path_.c_str(), &s->db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                               SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    if (s->db_ == nullptr)
+      return Status::IOError("cannot open " + s->path_ + ": out of memory");
+    return s->Error("cannot open");
+  }
+  sqlite3_busy_timeout(s->db_, kBusyTimeoutMs);
+  CDC_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
+  CDC_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=FULL"));
+  CDC_RETURN_IF_ERROR(
+      s->Exec("CREATE TABLE IF NOT EXISTS consumers ("
+              " name TEXT PRIMARY KEY,"
+              " acked_seq INTEGER NOT NULL,"
+              " created_us INTEGER NOT NULL,"
+              " updated_us INTEGER NOT NULL)"));
+  return s;
+}
+
+Result<std::optional<Consumer>> ConsumerStore::Get(const std::string& name) {
+  Stmt st(db_,
+          "SELECT name, acked_seq, created_us, updated_us FROM consumers "
+          "WHERE name = ?1");
+  if (!st.ok()) return Error("cannot read consumer");
+  st.Bind(1, name);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<Consumer>(RowToConsumer(st.get()));
+  if (rc == SQLITE_DONE) return std::optional<Consumer>();
+  return Error("cannot read consumer " + name);
+}
+
+Result<Consumer> ConsumerStore::Create(const std::string& name,
+                                       uint64_t acked_seq) {
+  Stmt st(db_,
+          "INSERT INTO consumers (name, acked_seq, created_us, updated_us) "
+          "VALUES (?1, ?2, ?3, ?3)");
+  if (!st.ok()) return Error("cannot create consumer");
+  int64_t now = NowMicros();
+  st.Bind(1, name);
+  st.Bind(2, acked_seq);
+  st.Bind(3, now);
+  int rc = st.Step();
+  if (rc == SQLITE_CONSTRAINT)
+    return Status::CannotCreate("consumer " + name + " already exists");
+  if (rc != SQLITE_DONE) return Error("cannot create consumer " + name);
+  return Consumer{name, acked_seq, now, now};
+}
+
+Result<Consumer> ConsumerStore::GetOrCreate(const std::string& name,
+                                            uint64_t acked_seq,
+                                            bool* created) {
+  *created = false;
+  CDC_ASSIGN_OR_RETURN(auto c, Get(name));
+  if (c) return *c;
+  auto made = Create(name, acked_seq);
+  if (made.ok()) {
+    *created = true;
+    return made;
+  }
+  if (made.status().code() != Code::kCannotCreate) return made.status();
+  CDC_ASSIGN_OR_RETURN(c, Get(name));  // another process created it first
+  if (!c) return Status::Internal("consumer " + name + " vanished");
+  return *c;
+}
+
+Result<uint64_t> ConsumerStore::Ack(const std::string& name, uint64_t seq) {
+  Stmt st(db_,
+          "UPDATE consumers SET acked_seq = max(acked_seq, ?2), "
+          "updated_us = ?3 WHERE name = ?1 RETURNING acked_seq");
+  if (!st.ok()) return Error("cannot ack");
+  st.Bind(1, name);
+  st.Bind(2, seq);
+  st.Bind(3, NowMicros());
+  int rc = st.Step();
+  if (rc == SQLITE_DONE)
+    return Status::NotFound("no consumer named " + name);
+  if (rc != SQLITE_ROW) return Error("cannot ack " + name);
+  uint64_t v = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+  if (st.Step() != SQLITE_DONE) return Error("cannot ack " + name);
+  return v;
+}
+
+Status ConsumerStore::Seek(const std::string& name, uint64_t acked_seq) {
+  Stmt st(db_,
+          "UPDATE consumers SET acked_seq = ?2, updated_us = ?3 "
+          "WHERE name = ?1");
+  if (!st.ok()) return Error("cannot seek");
+  st.Bind(1, name);
+  st.Bind(2, acked_seq);
+  st.Bind(3, NowMicros());
+  if (st.Step() != SQLITE_DONE) return Error("cannot seek " + name);
+  if (sqlite3_changes(db_) == 0)
+    return Status::NotFound("no consumer named " + name);
+  return Status::OK();
+}
+
+Status ConsumerStore::Delete(const std::string& name) {
+  Stmt st(db_, "DELETE FROM consumers WHERE name = ?1");
+  if (!st.ok()) return Error("cannot delete");
+  st.Bind(1, name);
+  if (st.Step() != SQLITE_DONE) return Error("cannot delete " + name);
+  if (sqlite3_changes(db_) == 0)
+    return Status::NotFound("no consumer named " + name);
+  return Status::OK();
+}
+
+Result<std::vector<Consumer>> ConsumerStore::List() {
+  Stmt st(db_,
+          "SELECT name, acked_seq, created_us, updated_us FROM consumers "
+          "ORDER BY name");
+  if (!st.ok()) return Error("cannot list consumers");
+  std::vector<Consumer> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) out.push_back(RowToConsumer(st.get()));
+  if (rc != SQLITE_DONE) return Error("cannot list consumers");
+  return out;
+}
+
+}  // namespace cdc::cursor

@@ -1,0 +1,62 @@
+// Named consumer cursors in LOG/consumers.db (SQLite, WAL mode).
+//
+// A cursor is the seq of the last event the consumer acknowledged; its next
+// event is acked_seq + 1. Acks are cumulative and monotonic (an older ack
+// never moves a cursor back) and are durable when Ack() returns
+// (synchronous=FULL). Seek moves a cursor anywhere, backward included. Any
+// number of processes may use the store at once (busy timeout). One
+// ConsumerStore per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cdc/base/status.h"
+
+struct sqlite3;
+
+namespace cdc::cursor {
+
+struct Consumer {
+  std::string name;
+  uint64_t acked_seq = 0;
+  int64_t created_us = 0;
+  int64_t updated_us = 0;
+};
+
+// Names are 1-64 characters of [A-Za-z0-9._-]; Usage error otherwise.
+Status ValidateConsumerName(const std::string& name);
+
+class ConsumerStore {
+ public:
+  // Opens (creating if needed) LOG_DIR/consumers.db.
+  static Result<std::unique_ptr<ConsumerStore>> Open(
+      const std::string& log_dir);
+  ~ConsumerStore();
+
+  Result<std::optional<Consumer>> Get(const std::string& name);
+  // CannotCreate if the consumer exists.
+  Result<Consumer> Create(const std::string& name, uint64_t acked_seq);
+  // Returns the existing consumer, or creates it at `acked_seq`.
+  Result<Consumer> GetOrCreate(const std::string& name, uint64_t acked_seq,
+                               bool* created);
+  // Cumulative ack; returns the cursor afterwards. NotFound if absent.
+  Result<uint64_t> Ack(const std::string& name, uint64_t seq);
+  // Sets the cursor to `acked_seq` (either direction). NotFound if absent.
+  Status Seek(const std::string& name, uint64_t acked_seq);
+  Status Delete(const std::string& name);
+  Result<std::vector<Consumer>> List();
+
+ private:
+  ConsumerStore() = default;
+  Status Exec(const char* sql);
+  Status Error(const std::string& what);
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace cdc::cursor

@@ -1,0 +1,56 @@
+// Events in their stored and native NDJSON forms.
+//
+// Stored form (inside frames): one JSON object per line whose leading keys
+// are, in this order, "lsn", "xid", "ts", "op", then "schema" and "table"
+// when the event has them, then any other keys. "seq" and "last" are not
+// stored: seq is implied by the frame, "last" by TXN_END. The native form a
+// reader prints is the stored object with "seq" first and, on the last
+// event of a source transaction, "last":true at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+
+namespace cdc::event {
+
+// Appends the native line (with '\n') for a stored event to `out`.
+void AppendNative(uint64_t seq, std::string_view stored, bool last,
+                  std::string* out);
+
+// The leading fields of a stored event, read without parsing the rest.
+struct EventHead {
+  std::string lsn;
+  uint64_t xid = 0;
+  std::string ts;
+  std::string op;
+  std::string schema;
+  std::string table;
+};
+// False if `stored` does not begin with the canonical keys.
+bool ParseHead(std::string_view stored, EventHead* head);
+
+// One event accepted by `cdc-log import`, in stored form.
+struct ImportedEvent {
+  std::string stored;
+  Lsn lsn = 0;
+  uint64_t xid = 0;
+  int64_t ts = 0;  // µs since epoch
+};
+
+// Validates one input line and renders its stored form. The contract
+// (also in cdc-log(1)): a JSON object with
+//   "lsn"  string "X/Y"                        required
+//   "xid"  integer >= 0                        required
+//   "ts"   RFC 3339 string                     required
+//   "op"   one of c u d r t m s                required
+//   "schema", "table"  strings                 required unless op is m
+//   "key", "before", "after"  object or null   optional
+// Any other keys are kept as they are; "seq" and "last" are dropped (the log
+// assigns them). BadInput with a one-line reason otherwise.
+Result<ImportedEvent> ParseImportLine(std::string_view line);
+
+}  // namespace cdc::event

@@ -1,0 +1,140 @@
+#include "cdc/log/frame.h"
+
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "cdc/base/coding.h"
+
+namespace cdc::log {
+
+namespace {
+
+constexpr size_t kChecksumOffset = 56;
+
+uint64_t FrameChecksum(const char* header_bytes, std::string_view payload) {
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, header_bytes, kChecksumOffset);
+  XXH3_64bits_update(&state, payload.data(), payload.size());
+  return XXH3_64bits_digest(&state);
+}
+
+void EncodeHeader(const FrameHeader& h, char* p) {
+  PutFixed32(p, kFrameMagic);
+  p[4] = static_cast<char>(h.version);
+  p[5] = static_cast<char>(h.flags);
+  p[6] = static_cast<char>(h.codec);
+  p[7] = 0;
+  PutFixed64(p + 8, h.first_seq);
+  PutFixed32(p + 16, h.event_count);
+  PutFixed32(p + 20, h.payload_len);
+  PutFixed32(p + 24, h.raw_len);
+  PutFixed32(p + 28, 0);
+  PutFixed64(p + 32, h.commit_lsn);
+  PutFixed64(p + 40, static_cast<uint64_t>(h.commit_time));
+  PutFixed64(p + 48, h.xid);
+  PutFixed64(p + 56, h.checksum);
+}
+
+}  // namespace
+
+HeaderState DecodeHeader(const char* p, FrameHeader* h) {
+  if (GetFixed32(p) != kFrameMagic) return HeaderState::kBadMagic;
+  h->version = static_cast<uint8_t>(p[4]);
+  h->flags = static_cast<uint8_t>(p[5]);
+  h->codec = static_cast<uint8_t>(p[6]);
+  h->first_seq = GetFixed64(p + 8);
+  h->event_count = GetFixed32(p + 16);
+  h->payload_len = GetFixed32(p + 20);
+  h->raw_len = GetFixed32(p + 24);
+  h->commit_lsn = GetFixed64(p + 32);
+  h->commit_time = static_cast<int64_t>(GetFixed64(p + 40));
+  h->xid = GetFixed64(p + 48);
+  h->checksum = GetFixed64(p + 56);
+  if (h->version != kFormatVersion) return HeaderState::kBadVersion;
+  if (p[7] != 0 || GetFixed32(p + 28) != 0 || (h->flags & ~kFlagTxnEnd) ||
+      h->codec > kCodecZstd || h->payload_len > kMaxFrameBytes ||
+      h->raw_len > kMaxFrameBytes || h->first_seq == 0 ||
+      (h->event_count > 0 && h->raw_len == 0) ||
+      (h->codec == kCodecNone && h->raw_len != h->payload_len))
+    return HeaderState::kBadFields;
+  return HeaderState::kOk;
+}
+
+std::string DescribeHeaderState(HeaderState s, const FrameHeader& h) {
+  switch (s) {
+    case HeaderState::kOk:
+      return "ok";
+    case HeaderState::kBadMagic:
+      return "bad frame magic";
+    case HeaderState::kBadVersion:
+      return "frame format version " + std::to_string(h.version) +
+             " is not supported (this build reads version " +
+             std::to_string(kFormatVersion) + ")";
+    case HeaderState::kBadFields:
+      return "impossible frame header fields";
+  }
+  return "bad header";
+}
+
+Codec::Codec(int level)
+    : level_(level), cctx_(ZSTD_createCCtx()), dctx_(ZSTD_createDCtx()) {}
+
+Codec::~Codec() {
+  ZSTD_freeCCtx(cctx_);
+  ZSTD_freeDCtx(dctx_);
+}
+
+void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
+  const size_t start = out->size();
+  const size_t bound = ZSTD_compressBound(raw.size());
+  out->resize(start + kFrameHeaderSize + bound);
+  char* payload = out->data() + start + kFrameHeaderSize;
+  size_t n = raw.empty() ? 0
+                         : ZSTD_compressCCtx(cctx_, payload, bound, raw.data(),
+                                             raw.size(), level_);
+  if (raw.empty() || ZSTD_isError(n) || n >= raw.size()) {
+    // Incompressible (or empty): store as is; never fail a write for this.
+    h.codec = kCodecNone;
+    std::memcpy(payload, raw.data(), raw.size());
+    n = raw.size();
+  } else {
+    h.codec = kCodecZstd;
+  }
+  h.version = kFormatVersion;
+  h.payload_len = static_cast<uint32_t>(n);
+  h.raw_len = static_cast<uint32_t>(raw.size());
+  h.checksum = 0;
+  char* hp = out->data() + start;
+  EncodeHeader(h, hp);
+  PutFixed64(hp + kChecksumOffset,
+             FrameChecksum(hp, std::string_view(payload, n)));
+  out->resize(start + kFrameHeaderSize + n);
+}
+
+bool Codec::ChecksumOk(const char* header_bytes, std::string_view payload,
+                       uint64_t expected) {
+  return FrameChecksum(header_bytes, payload) == expected;
+}
+
+Status Codec::Decompress(const FrameHeader& h, std::string_view payload,
+                         std::string* raw) {
+  if (h.codec == kCodecNone) {
+    raw->assign(payload.data(), payload.size());
+    return Status::OK();
+  }
+  raw->resize(h.raw_len);
+  size_t n = ZSTD_decompressDCtx(dctx_, raw->data(), raw->size(),
+                                 payload.data(), payload.size());
+  if (ZSTD_isError(n))
+    return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(n));
+  if (n != h.raw_len)
+    return Status::Corruption("decompressed " + std::to_string(n) +
+                              " bytes, header says " +
+                              std::to_string(h.raw_len));
+  return Status::OK();
+}
+
+}  // namespace cdc::log

@@ -1,0 +1,103 @@
+// The frame: the unit of the on-disk log (see man/cdc-log-format.5).
+//
+//   offset size field
+//        0    4 magic "CDCF"
+//        4    1 format version (1)
+//        5    1 flags (bit 0: TXN_END)
+//        6    1 codec (0 none, 1 zstd)
+//        7    1 reserved, 0
+//        8    8 first seq (of the first event in the frame)
+//       16    4 event count
+//       20    4 payload length (bytes stored after the header)
+//       24    4 raw length (bytes after decompression)
+//       28    4 reserved, 0
+//       32    8 commit LSN of the source transaction
+//       40    8 commit time, µs since the Unix epoch
+//       48    8 source transaction id
+//       56    8 XXH3-64 of bytes 0..55 and the payload
+//
+// All integers little-endian. The payload holds `event count` NDJSON lines
+// (each ending in '\n') in the stored form: the native event without "seq"
+// and "last", which readers add. A frame with TXN_END ends a source
+// transaction; its commit fields are authoritative. A frame with no events
+// and TXN_END records a source position only (keepalive progress).
+#pragma once
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cdc/base/status.h"
+
+namespace cdc::log {
+
+inline constexpr uint32_t kFrameMagic = 0x46434443;  // "CDCF" on disk
+inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr size_t kFrameHeaderSize = 64;
+inline constexpr uint8_t kFlagTxnEnd = 1;
+inline constexpr uint8_t kCodecNone = 0;
+inline constexpr uint8_t kCodecZstd = 1;
+// Sanity bound on a frame's stored and raw size; a header claiming more is
+// not a header.
+inline constexpr uint32_t kMaxFrameBytes = 1u << 30;
+
+struct FrameHeader {
+  uint8_t version = kFormatVersion;
+  uint8_t flags = 0;
+  uint8_t codec = kCodecZstd;
+  uint64_t first_seq = 0;
+  uint32_t event_count = 0;
+  uint32_t payload_len = 0;
+  uint32_t raw_len = 0;
+  uint64_t commit_lsn = 0;
+  int64_t commit_time = 0;
+  uint64_t xid = 0;
+  uint64_t checksum = 0;
+
+  bool txn_end() const { return (flags & kFlagTxnEnd) != 0; }
+  uint64_t end_seq() const { return first_seq + event_count; }  // exclusive
+  uint64_t frame_size() const { return kFrameHeaderSize + payload_len; }
+};
+
+// Why a header could not be used.
+enum class HeaderState {
+  kOk,
+  kBadMagic,    // not the start of a frame
+  kBadVersion,  // a frame of a format this build does not read
+  kBadFields,   // impossible lengths, codec or flags
+};
+
+// Decodes the 64 header bytes at `p`; checks magic, version and field
+// sanity but not the checksum (which needs the payload).
+HeaderState DecodeHeader(const char* p, FrameHeader* h);
+std::string DescribeHeaderState(HeaderState s, const FrameHeader& h);
+
+// Reusable compression contexts; one per thread.
+class Codec {
+ public:
+  explicit Codec(int level = 1);
+  ~Codec();
+  Codec(const Codec&) = delete;
+  Codec& operator=(const Codec&) = delete;
+
+  // Appends a complete frame (header + compressed payload) to `out`. `h`
+  // supplies flags, seq, count and commit fields; lengths, codec and
+  // checksum are filled in.
+  void EncodeFrame(FrameHeader h, std::string_view raw, std::string* out);
+
+  // True if the checksum over `header_bytes` (64) and `payload` matches.
+  static bool ChecksumOk(const char* header_bytes, std::string_view payload,
+                         uint64_t expected);
+  // Decompresses a verified payload into `raw` (replacing its contents).
+  Status Decompress(const FrameHeader& h, std::string_view payload,
+                    std::string* raw);
+
+ private:
+  int level_;
+  ZSTD_CCtx* cctx_;
+  ZSTD_DCtx* dctx_;
+};
+
+}  // namespace cdc::log

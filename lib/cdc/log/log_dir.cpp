@@ -1,0 +1,136 @@
+#include "cdc/log/log_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cdc/base/time.h"
+#include "cdc/log/segment.h"
+
+namespace cdc::log {
+
+namespace {
+
+std::string RandomId() {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 32; ++i) id += kHex[rd() % 16];
+  return id;
+}
+
+std::string IdentityJson(const LogIdentity& id) {
+  nlohmann::ordered_json j;
+  j["log_id"] = id.log_id;
+  j["format_version"] = id.format_version;
+  j["created"] = id.created;
+  if (id.source) {
+    j["source"] = {{"system_id", id.source->system_id},
+                   {"database", id.source->database},
+                   {"slot", id.source->slot},
+                   {"publication", id.source->publication}};
+  } else {
+    j["source"] = nullptr;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+Result<LogIdentity> ReadIdentity(const std::string& dir) {
+  const std::string path = JoinPath(dir, "log.json");
+  auto text = ReadFileToString(path);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound)
+      return Status::NotFound("no cdc log at " + dir + " (" +
+                              (PathExists(dir) ? "log.json is missing"
+                                               : "directory does not exist") +
+                              ")");
+    return text.status();
+  }
+  try {
+    auto j = nlohmann::json::parse(*text);
+    LogIdentity id;
+    id.format_version = j.at("format_version").get<int>();
+    if (id.format_version != kLogFormatVersion)
+      return Status::Corruption(
+          "log " + dir + " has format version " +
+          std::to_string(id.format_version) + "; this cdc reads version " +
+          std::to_string(kLogFormatVersion));
+    id.log_id = j.at("log_id").get<std::string>();
+    id.created = j.value("created", "");
+    if (j.contains("source") && !j["source"].is_null()) {
+      const auto& s = j["source"];
+      id.source = SourceIdentity{s.at("system_id").get<std::string>(),
+                                 s.at("database").get<std::string>(),
+                                 s.at("slot").get<std::string>(),
+                                 s.at("publication").get<std::string>()};
+    }
+    return id;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corruption("unreadable " + path + ": " + e.what());
+  }
+}
+
+Result<LogIdentity> CreateLog(const std::string& dir,
+                              std::optional<SourceIdentity> source) {
+  Status s = MakeDir(dir);
+  if (!s.ok()) return s;
+  CDC_ASSIGN_OR_RETURN(auto names, ListDir(dir));
+  for (const auto& n : names) {
+    if (n != "segments" && n != "LOCK" && n != "consumers.db" &&
+        n.rfind("consumers.db-", 0) != 0)
+      return Status::CannotCreate("cannot create a log in " + dir +
+                                  ": directory is not empty and holds no "
+                                  "cdc log (found " + n + ")");
+  }
+  CDC_RETURN_IF_ERROR(MakeDir(SegmentsDir(dir)));
+  LogIdentity id;
+  id.log_id = RandomId();
+  id.created = FormatTimestamp(NowMicros());
+  id.source = std::move(source);
+  CDC_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, "log.json"),
+                                      IdentityJson(id)));
+  CDC_RETURN_IF_ERROR(SyncDir(dir));
+  return id;
+}
+
+Result<LogIdentity> OpenOrCreateLog(const std::string& dir) {
+  auto id = ReadIdentity(dir);
+  if (id.ok() || id.status().code() != Code::kNotFound) return id;
+  return CreateLog(dir, std::nullopt);
+}
+
+Status SetSource(const std::string& dir, LogIdentity* id,
+                 const SourceIdentity& source) {
+  id->source = source;
+  return WriteFileAtomic(JoinPath(dir, "log.json"), IdentityJson(*id));
+}
+
+Result<WriterLock> WriterLock::Acquire(const std::string& dir) {
+  const std::string path = JoinPath(dir, "LOCK");
+  auto f = OpenFile(path, O_RDWR | O_CREAT);
+  if (!f.ok()) return f.status();
+  if (::flock(f->fd(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      std::string holder;
+      auto text = ReadFileToString(path);
+      if (text.ok() && !text->empty())
+        holder = " (pid " + text->substr(0, text->find('\n')) + ")";
+      return Status::Busy("log " + dir + " is locked by another writer" +
+                          holder);
+    }
+    return ErrnoStatus("lock", path, errno);
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(f->fd(), 0) == 0)
+    (void)WriteAll(f->fd(), pid.data(), pid.size(), path);
+  WriterLock lock;
+  lock.fd_ = std::move(f).value();
+  return lock;
+}
+
+}  // namespace cdc::log

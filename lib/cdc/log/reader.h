@@ -1,0 +1,111 @@
+// LogReader: reads committed events in seq order, across segments.
+//
+// A reader only returns frames of complete transactions: it scans headers
+// ahead to the next TXN_END frame before handing out any frame of a
+// transaction, so a transaction being written is invisible until its end
+// is on disk. Positioning by seq, commit LSN or commit time reads seal
+// records and frame headers only, never whole segments. A damaged frame is
+// reported as Corruption naming the segment, offset and seq range; a torn
+// tail of the newest segment (a writer that died mid-write) is treated as
+// the end of the log. Segments removed by retention under a reader give
+// Expired. Not thread-safe; any number of readers may run beside the writer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/log/frame.h"
+#include "cdc/log/segment.h"
+
+namespace cdc::log {
+
+// The events of one frame. Lines are in stored form (no "seq"/"last").
+struct Batch {
+  FrameHeader header;
+  std::string raw;  // decompressed payload: event_count lines
+  uint32_t skip = 0;  // leading events to skip (a seek into the frame)
+
+  // Calls fn(seq, line, last_in_txn) for each event after `skip`.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    size_t pos = 0;
+    uint64_t seq = header.first_seq;
+    for (uint32_t i = 0; i < header.event_count; ++i, ++seq) {
+      size_t nl = raw.find('\n', pos);
+      if (nl == std::string::npos) nl = raw.size();
+      if (i >= skip) {
+        bool last = header.txn_end() && i + 1 == header.event_count;
+        fn(seq, std::string_view(raw.data() + pos, nl - pos), last);
+      }
+      pos = nl + 1;
+    }
+  }
+};
+
+class LogReader {
+ public:
+  // NotFound if DIR holds no log; Corruption if it is of another version.
+  static Result<std::unique_ptr<LogReader>> Open(const std::string& dir);
+
+  // The earliest retained event (where Open() positions the reader).
+  Status SeekEarliest();
+  // The next event returned will be the first with seq >= `seq`. Expired
+  // when `seq` is older than the earliest retained event.
+  Status SeekSeq(uint64_t seq);
+  // The first transaction whose commit LSN is >= `lsn`.
+  Status SeekLsn(Lsn lsn);
+  // The first transaction whose commit time is >= `unix_micros`.
+  Status SeekTime(int64_t unix_micros);
+  // After the last committed event.
+  Status SeekEnd();
+
+  // Fills `b` with the next frame holding events and returns true, or
+  // returns false when no more committed events exist right now.
+  Result<bool> Next(Batch* b);
+
+  // Seq of the next event this reader would return.
+  uint64_t next_seq() const { return std::max(next_seq_, skip_to_); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit LogReader(std::string dir) : dir_(std::move(dir)) {}
+  Status OpenSegment(uint64_t base_seq);
+  Status ExtendCommitted();
+  Status CorruptAt(uint64_t off, uint64_t first_seq, const std::string& what);
+  template <typename Key>
+  Status SeekCommit(Key key_of_seal, Key key_of_header, uint64_t target);
+
+  std::string dir_;
+  Codec codec_;
+  std::string payload_;
+
+  uint64_t base_seq_ = 0;
+  std::string seg_name_;
+  std::optional<SegmentFile> file_;
+  uint64_t offset_ = 0;     // next frame to return
+  uint64_t committed_ = 0;  // frames below this end complete transactions
+  uint64_t scan_ = 0;       // header scan position (>= committed_)
+  uint64_t scan_seq_ = 0;   // seq expected at scan_
+  uint64_t next_seq_ = 0;   // seq of the frame at offset_
+  uint64_t skip_to_ = 0;    // events below this seq are not returned
+};
+
+// What a log holds, from seal records and the newest segment's headers.
+struct LogSummary {
+  size_t segments = 0;
+  uint64_t bytes = 0;
+  uint64_t first_seq = 1;  // earliest retained
+  uint64_t next_seq = 1;   // one past the last committed event
+  Lsn last_lsn = 0;
+  int64_t last_time = 0;
+  bool has_commit = false;
+};
+Result<LogSummary> Summarize(const std::string& dir);
+
+}  // namespace cdc::log

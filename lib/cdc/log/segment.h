@@ -1,0 +1,94 @@
+// Segment files, their seal records, and frame-level access to one segment.
+//
+// A log directory holds segments/<20-digit first seq>.seg. Only the newest
+// segment is written; every older one is sealed: it never changes again and
+// has a seal record segments/<name>.sealed (JSON: SHA-256, size, seq, LSN and
+// time range) written atomically when it was sealed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cdc/base/fs.h"
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/log/frame.h"
+
+namespace cdc::log {
+
+struct SealRecord {
+  std::string sha256;  // hex
+  uint64_t bytes = 0;
+  uint64_t first_seq = 0;
+  uint64_t end_seq = 0;  // exclusive: the next segment's first seq
+  Lsn first_lsn = 0;     // commit LSN of the first transaction end
+  Lsn last_lsn = 0;
+  int64_t first_time = 0;
+  int64_t last_time = 0;
+};
+
+struct SegmentInfo {
+  uint64_t base_seq = 0;  // first seq it holds (its name)
+  std::string path;
+  std::string name;  // "segments/<file>", for messages
+  bool sealed = false;
+  std::optional<SealRecord> seal;
+};
+
+std::string SegmentsDir(const std::string& log_dir);
+std::string SegmentFileName(uint64_t base_seq);
+std::string SealRecordPath(const std::string& segment_path);
+
+// Segments sorted by first seq. Every segment but the last is sealed.
+// Stray files (temporaries, seal records without a segment) are ignored.
+Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir);
+
+Status WriteSealRecord(const std::string& segment_path, const SealRecord& r);
+Result<SealRecord> ReadSealRecord(const std::string& segment_path);
+
+enum class FrameStatus {
+  kOk,
+  kEnd,          // offset is exactly the end of the file
+  kTorn,         // header or payload runs past the end of the file
+  kBadHeader,    // bytes that are not a frame header
+  kBadChecksum,  // a whole frame whose checksum does not match
+};
+
+struct FrameAt {
+  FrameStatus status = FrameStatus::kEnd;
+  FrameHeader header;
+  std::string detail;  // what is wrong, for kBadHeader / kBadChecksum
+};
+
+// Read access to one segment file. Not thread-safe; cheap to open.
+class SegmentFile {
+ public:
+  static Result<SegmentFile> Open(const std::string& path);
+
+  Result<uint64_t> Size() const;
+  // The header at `off` (payload not read, checksum not checked). `size` is
+  // the file size to judge against.
+  Result<FrameAt> ReadHeader(uint64_t off, uint64_t size) const;
+  // The whole frame at `off`: header and payload, checksum verified.
+  Result<FrameAt> ReadFrame(uint64_t off, uint64_t size,
+                            std::string* payload) const;
+  // Offset of the first fully valid frame that starts after `off`, if any;
+  // used to tell a torn tail (nothing valid follows) from corruption.
+  Result<std::optional<uint64_t>> FindValidFrameAfter(uint64_t off,
+                                                      uint64_t size) const;
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.fd(); }
+
+ private:
+  std::string path_;
+  FileHandle fd_;
+};
+
+// "corrupt frame in segments/X.seg at offset N (seq A-B): detail"
+std::string DescribeCorruption(const std::string& segment_name, uint64_t offset,
+                               uint64_t first_seq, uint64_t last_seq,
+                               const std::string& detail);
+
+}  // namespace cdc::log

@@ -1,0 +1,136 @@
+#include "cdc/log/verify.h"
+
+#include "cdc/base/sha256.h"
+#include "cdc/log/log_dir.h"
+#include "cdc/log/scan.h"
+
+namespace cdc::log {
+
+namespace {
+
+// Checks a decompressed payload holds `count` lines that look like objects.
+std::string CheckPayload(const std::string& raw, uint32_t count) {
+  size_t pos = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    size_t nl = raw.find('\n', pos);
+    if (nl == std::string::npos)
+      return "payload holds " + std::to_string(i) + " events, header says " +
+             std::to_string(count);
+    if (nl - pos < 2 || raw[pos] != '{' || raw[nl - 1] != '}')
+      return "event " + std::to_string(i) + " is not a JSON object";
+    pos = nl + 1;
+  }
+  if (pos != raw.size()) return "payload has bytes after its last event";
+  return "";
+}
+
+}  // namespace
+
+Result<VerifyReport> VerifyLog(
+    const std::string& dir,
+    const std::function<void(uint64_t, uint64_t)>& progress) {
+  CDC_RETURN_IF_ERROR(ReadIdentity(dir).status());
+  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir));
+  VerifyReport rep;
+  uint64_t total = 0;
+  for (const auto& s : segs) {
+    CDC_ASSIGN_OR_RETURN(uint64_t n, FileSize(s.path));
+    total += n;
+  }
+  Codec codec;
+  std::string raw;
+  Lsn prev_lsn = 0;
+  uint64_t expect_seq = segs.empty() ? 1 : segs.front().base_seq;
+  rep.first_seq = expect_seq;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const auto& seg = segs[i];
+    const bool newest = i + 1 == segs.size();
+    ++rep.segments;
+    if (seg.base_seq != expect_seq) {
+      rep.problems.push_back(seg.name + ": starts at seq " +
+                             std::to_string(seg.base_seq) + ", expected " +
+                             std::to_string(expect_seq) + " (missing events)");
+    }
+    CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
+    CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    rep.bytes += size;
+    auto visit = [&](uint64_t off, const FrameHeader& h,
+                     std::string_view payload) -> Status {
+      ++rep.frames;
+      rep.events += h.event_count;
+      std::string what;
+      Status s = codec.Decompress(h, payload, &raw);
+      what = s.ok() ? CheckPayload(raw, h.event_count) : s.message();
+      if (what.empty() && h.txn_end()) {
+        if (h.commit_lsn < prev_lsn)
+          what = "commit LSN " + FormatLsn(h.commit_lsn) + " is before " +
+                 FormatLsn(prev_lsn);
+        prev_lsn = h.commit_lsn;
+      }
+      if (!what.empty())
+        rep.problems.push_back(DescribeCorruption(
+            seg.name, off, h.first_seq, h.end_seq() - 1, what));
+      return Status::OK();
+    };
+    CDC_ASSIGN_OR_RETURN(SegmentScan scan,
+                         ScanSegment(f, size, seg.base_seq, true, visit));
+    if (scan.stop != FrameStatus::kEnd) {
+      CDC_ASSIGN_OR_RETURN(auto later, f.FindValidFrameAfter(scan.valid_end,
+                                                             size));
+      if (newest && !later) {
+        rep.notes.push_back(seg.name + ": torn tail of " +
+                            std::to_string(size - scan.valid_end) +
+                            " bytes at offset " +
+                            std::to_string(scan.valid_end) +
+                            " (a writer stopped mid-write; the next writer "
+                            "truncates it)");
+      } else {
+        uint64_t last = 0;
+        if (later) {
+          auto h = f.ReadHeader(*later, size);
+          if (h.ok() && h->header.first_seq > 0)
+            last = h->header.first_seq - 1;
+        } else if (!newest) {
+          last = segs[i + 1].base_seq - 1;
+        }
+        std::string detail = scan.stop == FrameStatus::kTorn
+                                 ? "truncated frame"
+                                 : scan.stop_detail;
+        rep.problems.push_back(DescribeCorruption(seg.name, scan.valid_end,
+                                                  scan.next_seq, last, detail));
+      }
+    } else if (scan.txn_end != scan.valid_end) {
+      (newest ? rep.notes : rep.problems)
+          .push_back(seg.name + ": ends in an incomplete transaction from seq " +
+                     std::to_string(scan.next_seq) +
+                     (newest ? " (being written, or cut by a crash)" : ""));
+    }
+    expect_seq = scan.next_seq;
+    if (!newest) {
+      if (!seg.seal) {
+        rep.notes.push_back(seg.name +
+                            ": seal record missing (rebuilt when the writer "
+                            "next opens the log)");
+      } else {
+        const SealRecord& r = *seg.seal;
+        if (r.bytes != size)
+          rep.problems.push_back(seg.name + ": is " + std::to_string(size) +
+                                 " bytes, seal record says " +
+                                 std::to_string(r.bytes));
+        if (r.first_seq != seg.base_seq || r.end_seq != scan.next_seq)
+          rep.problems.push_back(seg.name + ": seq range does not match its "
+                                            "seal record");
+        CDC_ASSIGN_OR_RETURN(std::string sha, Sha256File(seg.path));
+        if (sha != r.sha256)
+          rep.problems.push_back(seg.name + ": SHA-256 " + sha +
+                                 " does not match its seal record " +
+                                 r.sha256);
+      }
+    }
+    if (progress) progress(rep.bytes, total);
+  }
+  rep.next_seq = expect_seq;
+  return rep;
+}
+
+}  // namespace cdc::log

@@ -1,0 +1,57 @@
+#include "cdc/log/watch.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cdc/log/segment.h"
+
+namespace cdc::log {
+
+namespace {
+constexpr int kSlowPollMs = 500;
+}
+
+Result<ChangeWaiter> ChangeWaiter::Create(const std::string& log_dir) {
+  ChangeWaiter w;
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd >= 0) {
+    w.fd_ = FileHandle(fd);
+    if (::inotify_add_watch(fd, SegmentsDir(log_dir).c_str(),
+                            IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE) <
+        0) {
+      if (errno == ENOENT)
+        return ErrnoStatus("watch", SegmentsDir(log_dir), errno);
+      w.fd_.Reset();
+    }
+  }
+  return w;
+}
+
+Result<ChangeWaiter::Wake> ChangeWaiter::Wait(int timeout_ms, int watch_fd,
+                                              bool watch_readable) {
+  pollfd fds[2];
+  int n = 0;
+  if (fd_.valid()) fds[n++] = {fd_.fd(), POLLIN, 0};
+  const int watch_idx = watch_fd >= 0 ? n : -1;
+  if (watch_fd >= 0)
+    fds[n++] = {watch_fd, static_cast<short>(watch_readable ? POLLIN : 0), 0};
+  int t = timeout_ms;
+  if (!fd_.valid() && (t < 0 || t > kSlowPollMs)) t = kSlowPollMs;
+  int rc = ::poll(fds, static_cast<nfds_t>(n), t);
+  if (rc < 0) {
+    if (errno == EINTR) return Wake::kTimeout;
+    return ErrnoStatus("poll", "log", errno);
+  }
+  if (watch_idx >= 0 && fds[watch_idx].revents != 0) return Wake::kWatchedFd;
+  if (fd_.valid() && (fds[0].revents & POLLIN)) {
+    char buf[4096];
+    while (::read(fd_.fd(), buf, sizeof buf) > 0) {
+    }
+    return Wake::kChanged;
+  }
+  return fd_.valid() ? Wake::kTimeout : Wake::kChanged;
+}
+
+}  // namespace cdc::log

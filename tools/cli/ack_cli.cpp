@@ -1,0 +1,205 @@
+// cdc-ack: moves named consumers' cursors.
+#include <poll.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "cdc/base/time.h"
+#include "cdc/cli/cli.h"
+#include "cdc/cursor/consumers.h"
+#include "cdc/log/log_dir.h"
+#include "common.h"
+#include "runners.h"
+
+namespace cdc::ack {
+
+namespace {
+
+struct Options {
+  std::string log;
+  std::string consumer;
+  std::string seq;
+  std::string seek;
+  bool create = false;
+  bool del = false;
+  double interval_s = 1.0;
+  bool quiet = false;
+};
+
+Result<uint64_t> LastSeq(const std::string& dir) {
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
+  return sum.next_seq - 1;
+}
+
+Status AckChecked(cursor::ConsumerStore& store, const Options& o, uint64_t seq,
+                  uint64_t last) {
+  if (seq > last)
+    return Status::BadInput("seq " + std::to_string(seq) +
+                            " is beyond the end of the log (last seq " +
+                            std::to_string(last) + ")");
+  return store.Ack(o.consumer, seq).status();
+}
+
+// Extracts "seq" from an event line; cdc-tail puts it first.
+Result<uint64_t> SeqOf(std::string_view line) {
+  constexpr std::string_view kPrefix = "{\"seq\":";
+  if (line.substr(0, kPrefix.size()) == kPrefix) {
+    uint64_t v = 0;
+    const char* b = line.data() + kPrefix.size();
+    auto [end, ec] = std::from_chars(b, line.data() + line.size(), v);
+    if (ec == std::errc() && end < line.data() + line.size() &&
+        (*end == ',' || *end == '}'))
+      return v;
+  }
+  try {
+    auto j = nlohmann::json::parse(line);
+    if (!j.is_object()) return Status::BadInput("not a JSON object");
+    auto it = j.find("seq");
+    if (it == j.end()) return Status::BadInput("event has no \"seq\"");
+    if (!it->is_number_unsigned() || it->get<uint64_t>() == 0)
+      return Status::BadInput("\"seq\" must be a positive integer");
+    return it->get<uint64_t>();
+  } catch (const nlohmann::json::exception&) {
+    return Status::BadInput("not valid JSON");
+  }
+}
+
+// Reads events from stdin and acks the highest seq seen, every `interval`
+// and at EOF, so an ack never waits for more input to arrive.
+Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
+  CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
+  uint64_t seen = 0, acked = 0, line_no = 0;
+  int64_t next_ack = MonoMicros();
+  const int64_t interval = static_cast<int64_t>(o.interval_s * 1e6);
+  std::string buf, pending;
+  char chunk[65536];
+  bool eof = false;
+  Status bad;
+  auto flush_ack = [&]() -> Status {
+    if (seen <= acked) return Status::OK();
+    if (seen > last) {
+      CDC_ASSIGN_OR_RETURN(last, LastSeq(o.log));
+    }
+    CDC_RETURN_IF_ERROR(AckChecked(store, o, seen, last));
+    acked = seen;
+    return Status::OK();
+  };
+  while (!eof && bad.ok()) {
+    if (cli::StopRequested()) break;
+    int64_t now = MonoMicros();
+    if (now >= next_ack) {
+      CDC_RETURN_IF_ERROR(flush_ack());
+      next_ack = now + interval;
+    }
+    pollfd p{0, POLLIN, 0};
+    int wait_ms = static_cast<int>((next_ack - now) / 1000) + 1;
+    int rc = ::poll(&p, 1, wait_ms);
+    if (rc < 0 && errno != EINTR)
+      return Status::IOError(std::string("poll stdin: ") + strerror(errno));
+    if (rc <= 0) continue;
+    ssize_t n = ::read(0, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return Status::IOError(std::string("read stdin: ") + strerror(errno));
+    }
+    if (n == 0) {
+      eof = true;
+      if (!pending.empty()) pending.push_back('\n');
+    } else {
+      pending.append(chunk, static_cast<size_t>(n));
+    }
+    size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+      std::string_view line(pending.data() + start, nl - start);
+      start = nl + 1;
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      auto seq = SeqOf(line);
+      if (!seq.ok()) {
+        bad = Status::BadInput("stdin line " + std::to_string(line_no) +
+                               ": " + seq.status().message());
+        break;
+      }
+      seen = std::max(seen, *seq);
+    }
+    pending.erase(0, start);
+  }
+  // Everything before a bad line was passed on by the handler: ack it.
+  CDC_RETURN_IF_ERROR(flush_ack());
+  return bad;
+}
+
+Status Run(const Options& o) {
+  CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(o.consumer));
+  const int actions = !o.seq.empty() + !o.seek.empty() + o.del;
+  if (actions > 1)
+    return Status::Usage("give only one of SEQ, --seek and --delete");
+  if (o.del && o.create)
+    return Status::Usage("--create and --delete do not go together");
+  CDC_RETURN_IF_ERROR(log::ReadIdentity(o.log).status());
+  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(o.log));
+  if (o.del) return store->Delete(o.consumer);
+
+  if (o.create) {
+    tools::Position p;
+    if (!o.seek.empty()) {
+      CDC_ASSIGN_OR_RETURN(p, tools::ParsePosition(o.seek));
+    }
+    CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
+    return store->Create(o.consumer, first - 1).status();
+  }
+  CDC_ASSIGN_OR_RETURN(auto existing, store->Get(o.consumer));
+  if (!existing)
+    return Status::NotFound("no consumer named " + o.consumer +
+                            " (create it with --create)");
+  if (!o.seek.empty()) {
+    CDC_ASSIGN_OR_RETURN(tools::Position p, tools::ParsePosition(o.seek));
+    CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
+    return store->Seek(o.consumer, first - 1);
+  }
+  if (!o.seq.empty()) {
+    uint64_t seq = 0;
+    auto [end, ec] =
+        std::from_chars(o.seq.data(), o.seq.data() + o.seq.size(), seq);
+    if (ec != std::errc() || end != o.seq.data() + o.seq.size() || seq == 0)
+      return Status::Usage("SEQ must be a positive integer, not \"" + o.seq +
+                           "\"");
+    CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
+    return AckChecked(*store, o, seq, last);
+  }
+  return AckStdin(*store, o);
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  cli::InstallStopHandlers();
+  CLI::App app{
+      "Move a named consumer's cursor: ack SEQ (cumulative), ack the highest "
+      "seq of NDJSON events read from stdin, seek, create or delete.",
+      "cdc-ack"};
+  Options o;
+  tools::AddLogOption(app, &o.log);
+  app.add_option("-c,--consumer", o.consumer, "Consumer name")
+      ->required()
+      ->type_name("NAME");
+  app.add_option("seq", o.seq,
+                 "Ack every event up to and including SEQ. Without SEQ (and "
+                 "no --seek/--create/--delete), read events from stdin.")
+      ->type_name("SEQ");
+  app.add_option("--seek", o.seek,
+                 "Move the cursor so the next event is at "
+                 "earliest|latest|SEQ|lsn:X/Y|time:ISO (may move backward)")
+      ->type_name("POS");
+  app.add_flag("--create", o.create,
+               "Create the consumer (at --seek, default earliest)");
+  app.add_flag("--delete", o.del, "Delete the consumer");
+  app.add_option("--interval", o.interval_s,
+                 "In stdin mode, ack at most this often (seconds)")
+      ->check(CLI::PositiveNumber);
+  if (auto rc = tools::Parse(app, argc, argv)) return *rc;
+  return cli::Report("cdc-ack", Run(o));
+}
+
+}  // namespace cdc::ack

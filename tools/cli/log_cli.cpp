@@ -1,0 +1,291 @@
+// cdc-log: inspect, verify, retain, list consumers and segments, import.
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cdc/base/time.h"
+#include "cdc/cli/cli.h"
+#include "cdc/cursor/consumers.h"
+#include "cdc/log/log_dir.h"
+#include "cdc/log/retention.h"
+#include "cdc/log/verify.h"
+#include "common.h"
+#include "log_import.h"
+#include "runners.h"
+
+namespace cdc::logtool {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+void Print(const std::string& s) { fputs(s.c_str(), stdout); }
+void PrintJson(const Json& j) { Print(j.dump() + "\n"); }
+
+std::string TimeOrDash(int64_t us, bool known) {
+  return known ? FormatTimestamp(us) : "-";
+}
+
+Status Info(const std::string& dir, bool json) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
+  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  Json j;
+  j["log"] = dir;
+  j["log_id"] = id.log_id;
+  j["format_version"] = id.format_version;
+  j["created"] = id.created;
+  if (id.source) {
+    j["source"] = {{"system_id", id.source->system_id},
+                   {"database", id.source->database},
+                   {"slot", id.source->slot},
+                   {"publication", id.source->publication}};
+  } else {
+    j["source"] = nullptr;
+  }
+  j["segments"] = sum.segments;
+  j["bytes"] = sum.bytes;
+  j["first_seq"] = sum.first_seq;
+  j["last_seq"] = sum.next_seq - 1;
+  j["events"] = sum.next_seq - sum.first_seq;
+  j["last_lsn"] = sum.has_commit ? Json(FormatLsn(sum.last_lsn)) : Json();
+  j["last_commit"] =
+      sum.has_commit ? Json(FormatTimestamp(sum.last_time)) : Json();
+  j["consumers"] = consumers.size();
+  if (json) {
+    PrintJson(j);
+    return Status::OK();
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string v = it->is_string() ? it->get<std::string>()
+                    : it->is_null() ? "-"
+                                    : it->dump();
+    if (it.key() == "source" && id.source)
+      v = "system " + id.source->system_id + ", database " +
+          id.source->database + ", slot " + id.source->slot +
+          ", publication " + id.source->publication;
+    printf("%-15s %s\n", (it.key() + ":").c_str(), v.c_str());
+  }
+  return Status::OK();
+}
+
+Status Verify(const std::string& dir, bool json, bool quiet) {
+  const bool progress = !quiet && !json && isatty(2);
+  CDC_ASSIGN_OR_RETURN(
+      log::VerifyReport rep,
+      log::VerifyLog(dir, [&](uint64_t done, uint64_t total) {
+        if (progress)
+          fprintf(stderr, "\rcdc-log: verified %llu of %llu MiB",
+                  static_cast<unsigned long long>(done >> 20),
+                  static_cast<unsigned long long>(total >> 20));
+      }));
+  if (progress) fputs("\n", stderr);
+  if (json) {
+    Json j;
+    j["ok"] = rep.ok();
+    j["segments"] = rep.segments;
+    j["frames"] = rep.frames;
+    j["events"] = rep.events;
+    j["bytes"] = rep.bytes;
+    j["first_seq"] = rep.first_seq;
+    j["last_seq"] = rep.next_seq - 1;
+    j["problems"] = rep.problems;
+    j["notes"] = rep.notes;
+    PrintJson(j);
+  } else {
+    for (const auto& n : rep.notes) fprintf(stderr, "cdc-log: note: %s\n", n.c_str());
+    for (const auto& p : rep.problems) fprintf(stderr, "cdc-log: %s\n", p.c_str());
+    if (!quiet)
+      printf("%s: %llu segments, %llu frames, %llu events (seq %llu-%llu), "
+             "%llu bytes%s\n",
+             rep.ok() ? "ok" : "FAILED",
+             static_cast<unsigned long long>(rep.segments),
+             static_cast<unsigned long long>(rep.frames),
+             static_cast<unsigned long long>(rep.events),
+             static_cast<unsigned long long>(rep.first_seq),
+             static_cast<unsigned long long>(rep.next_seq - 1),
+             static_cast<unsigned long long>(rep.bytes),
+             rep.ok() ? ""
+                      : (", " + std::to_string(rep.problems.size()) +
+                         " problems")
+                            .c_str());
+  }
+  if (!rep.ok())
+    return Status::CheckFailed(std::to_string(rep.problems.size()) +
+                               " problems found in " + dir);
+  return Status::OK();
+}
+
+struct RetainFlags {
+  std::string max_bytes, max_age;
+  uint64_t max_segments = 0;
+  bool dry_run = false;
+};
+
+Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
+  log::RetentionPolicy p;
+  if (!f.max_bytes.empty()) {
+    CDC_ASSIGN_OR_RETURN(p.max_bytes, tools::ParseSize(f.max_bytes));
+  }
+  if (!f.max_age.empty()) {
+    CDC_ASSIGN_OR_RETURN(p.max_age_us, tools::ParseDuration(f.max_age));
+  }
+  p.max_segments = f.max_segments;
+  if (!p.any())
+    return Status::Usage(
+        "give at least one of --max-bytes, --max-age, --max-segments");
+  CDC_RETURN_IF_ERROR(log::ReadIdentity(dir).status());
+  CDC_ASSIGN_OR_RETURN(log::RetentionResult res,
+                       log::ApplyRetention(dir, p, NowMicros(), f.dry_run));
+  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  std::vector<std::string> expired;
+  for (const auto& c : consumers)
+    if (c.acked_seq + 1 < res.first_seq) expired.push_back(c.name);
+  if (json) {
+    Json j;
+    j["dry_run"] = f.dry_run;
+    Json removed = Json::array();
+    for (const auto& s : res.removed) removed.push_back(s.name);
+    j["removed"] = removed;
+    j["bytes_removed"] = res.bytes_removed;
+    j["first_seq"] = res.first_seq;
+    j["expired_consumers"] = expired;
+    PrintJson(j);
+    return Status::OK();
+  }
+  for (const auto& s : res.removed)
+    printf("%s %s\n", f.dry_run ? "would remove" : "removed", s.name.c_str());
+  printf("%s %zu segments (%llu bytes); earliest retained seq %llu\n",
+         f.dry_run ? "would remove" : "removed", res.removed.size(),
+         static_cast<unsigned long long>(res.bytes_removed),
+         static_cast<unsigned long long>(res.first_seq));
+  for (const auto& n : expired)
+    fprintf(stderr, "cdc-log: consumer %s is expired (recover with \"cdc-ack -c %s --seek earliest\")\n",
+            n.c_str(), n.c_str());
+  return Status::OK();
+}
+
+Status Consumers(const std::string& dir, bool json) {
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
+  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  const uint64_t last = sum.next_seq - 1;
+  if (!json) printf("%-24s %12s %12s %-8s %s\n", "NAME", "ACKED", "LAG", "STATE", "UPDATED");
+  for (const auto& c : consumers) {
+    const bool expired = c.acked_seq + 1 < sum.first_seq;
+    const uint64_t lag = last > c.acked_seq ? last - c.acked_seq : 0;
+    if (json) {
+      Json j;
+      j["name"] = c.name;
+      j["acked_seq"] = c.acked_seq;
+      j["lag"] = lag;
+      j["expired"] = expired;
+      j["updated"] = FormatTimestamp(c.updated_us);
+      PrintJson(j);
+    } else {
+      printf("%-24s %12llu %12llu %-8s %s\n", c.name.c_str(),
+             static_cast<unsigned long long>(c.acked_seq),
+             static_cast<unsigned long long>(lag),
+             expired ? "expired" : "ok", FormatTimestamp(c.updated_us).c_str());
+    }
+  }
+  return Status::OK();
+}
+
+Status Segments(const std::string& dir, bool json) {
+  CDC_RETURN_IF_ERROR(log::ReadIdentity(dir).status());
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
+  CDC_ASSIGN_OR_RETURN(auto segs, log::ListSegments(dir));
+  if (!json) printf("%-30s %12s %12s %12s %-7s %s\n", "SEGMENT", "FIRST_SEQ", "LAST_SEQ", "BYTES", "STATE", "LAST_COMMIT");
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const auto& s = segs[i];
+    CDC_ASSIGN_OR_RETURN(uint64_t bytes, FileSize(s.path));
+    uint64_t end = s.seal ? s.seal->end_seq
+                   : i + 1 < segs.size() ? segs[i + 1].base_seq
+                                         : sum.next_seq;
+    bool known = s.seal && s.seal->last_time != 0;
+    if (json) {
+      Json j;
+      j["segment"] = s.name;
+      j["first_seq"] = s.base_seq;
+      j["last_seq"] = end - 1;
+      j["bytes"] = bytes;
+      j["sealed"] = s.sealed;
+      j["sha256"] = s.seal ? Json(s.seal->sha256) : Json();
+      j["last_commit"] = known ? Json(FormatTimestamp(s.seal->last_time)) : Json();
+      PrintJson(j);
+    } else {
+      printf("%-30s %12llu %12llu %12llu %-7s %s\n", s.name.c_str(),
+             static_cast<unsigned long long>(s.base_seq),
+             static_cast<unsigned long long>(end - 1),
+             static_cast<unsigned long long>(bytes),
+             s.sealed ? "sealed" : "active",
+             TimeOrDash(known ? s.seal->last_time : 0, known).c_str());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  cli::InstallStopHandlers();
+  CLI::App app{"Inspect, verify, retain and import a cdc event log.",
+               "cdc-log"};
+  std::string dir;
+  bool json = false;
+  tools::AddLogOption(app, &dir);
+  app.require_subcommand(1);
+  app.fallthrough();
+  auto* info = app.add_subcommand("info", "Show the log's identity and extent");
+  info->add_flag("--json", json, "One JSON object");
+  auto* verify = app.add_subcommand(
+      "verify", "Check every frame, seq continuity, LSN order and seals; exit 1 on a problem");
+  bool quiet = false;
+  verify->add_flag("--json", json, "One JSON object");
+  verify->add_flag("-q,--quiet", quiet, "Print problems only");
+  auto* retain = app.add_subcommand("retain", "Delete old sealed segments");
+  RetainFlags rf;
+  retain->add_option("--max-bytes", rf.max_bytes, "Keep the log under SIZE (e.g. 10G)")->type_name("SIZE");
+  retain->add_option("--max-age", rf.max_age, "Drop segments whose newest commit is older (e.g. 7d)")->type_name("DURATION");
+  retain->add_option("--max-segments", rf.max_segments, "Keep at most N segments")->type_name("N")->check(CLI::PositiveNumber);
+  retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
+  retain->add_flag("--json", json, "One JSON object");
+  auto* consumers = app.add_subcommand("consumers", "List consumers with their lag");
+  consumers->add_flag("--json", json, "One JSON object per consumer");
+  auto* segments = app.add_subcommand("segments", "List segments");
+  segments->add_flag("--json", json, "One JSON object per segment");
+  auto* import = app.add_subcommand(
+      "import", "Append NDJSON events from stdin as transactions (creates the log if needed)");
+  ImportOptions io;
+  std::string seg_size = "64M";
+  import->add_option("--segment-size", seg_size, "Seal segments at about SIZE (default 64M)")->type_name("SIZE");
+  import->add_option("--commit-delay", io.commit_delay_ms, "Group commit window in ms (default 10)")->check(CLI::NonNegativeNumber);
+  import->add_flag("-q,--quiet", io.quiet, "No summary on stderr");
+  if (auto rc = tools::Parse(app, argc, argv)) return *rc;
+
+  Status s;
+  if (info->parsed()) {
+    s = Info(dir, json);
+  } else if (verify->parsed()) {
+    s = Verify(dir, json, quiet);
+  } else if (retain->parsed()) {
+    s = Retain(dir, rf, json);
+  } else if (consumers->parsed()) {
+    s = Consumers(dir, json);
+  } else if (segments->parsed()) {
+    s = Segments(dir, json);
+  } else if (import->parsed()) {
+    io.log = dir;
+    auto size = tools::ParseSize(seg_size);
+    s = size.ok() ? (io.segment_bytes = *size, RunImport(io, 0)) : size.status();
+  }
+  fflush(stdout);
+  if (s.code() == Code::kCheckFailed) return 1;  // problems already printed
+  return cli::Report("cdc-log", s);
+}
+
+}  // namespace cdc::logtool

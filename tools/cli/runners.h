@@ -1,0 +1,13 @@
+// Command-line entry points of the tools. Each returns the process exit
+// code (DESIGN.md) instead of calling exit(), so tests can run it in-process.
+#pragma once
+
+namespace cdc::tail {
+int RunCli(int argc, char** argv);
+}
+namespace cdc::ack {
+int RunCli(int argc, char** argv);
+}
+namespace cdc::logtool {
+int RunCli(int argc, char** argv);
+}
