@@ -88,6 +88,11 @@ Result<LogIdentity> CreateLog(const std::string& dir,
                                   "cdc log (found " + n + ")");
   }
   CDC_RETURN_IF_ERROR(MakeDir(SegmentsDir(dir)));
+  // The first segment exists from the start, so readers and followers can
+  // open a log before anything is written to it.
+  const std::string first = JoinPath(SegmentsDir(dir), SegmentFileName(1));
+  CDC_RETURN_IF_ERROR(OpenFile(first, O_WRONLY | O_CREAT).status());
+  CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir)));
   LogIdentity id;
   id.log_id = RandomId();
   id.created = FormatTimestamp(NowMicros());

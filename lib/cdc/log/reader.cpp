@@ -68,6 +68,9 @@ Status LogReader::ExtendCommitted() {
           !PathExists(JoinPath(SegmentsDir(dir_), SegmentFileName(scan_seq_)));
       CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
       if (newest && !later) return Status::OK();
+      // Hand out what comes before the damage first; the scan stops here
+      // and reports it when the reader reaches it.
+      if (committed_ > offset_) return Status::OK();
       return CorruptAt(scan_, scan_seq_, at.detail);
     }
     if (at.header.first_seq != scan_seq_)

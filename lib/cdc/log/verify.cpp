@@ -105,7 +105,11 @@ Result<VerifyReport> VerifyLog(
                      std::to_string(scan.next_seq) +
                      (newest ? " (being written, or cut by a crash)" : ""));
     }
-    expect_seq = scan.next_seq;
+    // After damage in a sealed segment the next segment's name is the best
+    // knowledge of where it should have ended; don't report that twice.
+    expect_seq = !newest && scan.stop != FrameStatus::kEnd
+                     ? segs[i + 1].base_seq
+                     : scan.next_seq;
     if (!newest) {
       if (!seg.seal) {
         rep.notes.push_back(seg.name +
@@ -117,7 +121,8 @@ Result<VerifyReport> VerifyLog(
           rep.problems.push_back(seg.name + ": is " + std::to_string(size) +
                                  " bytes, seal record says " +
                                  std::to_string(r.bytes));
-        if (r.first_seq != seg.base_seq || r.end_seq != scan.next_seq)
+        if (scan.stop == FrameStatus::kEnd &&
+            (r.first_seq != seg.base_seq || r.end_seq != scan.next_seq))
           rep.problems.push_back(seg.name + ": seq range does not match its "
                                             "seal record");
         CDC_ASSIGN_OR_RETURN(std::string sha, Sha256File(seg.path));

@@ -150,14 +150,16 @@ Status LogWriter::Append(std::string_view event) {
     txn_first_seq_ = next_seq_;
     txn_start_ = file_size_ + out_.size();
   }
+  // A full frame goes out only when another event follows it, so the
+  // TXN_END frame always holds the transaction's last event (its "last").
+  if (frame_raw_.size() >= opts_.frame_bytes)
+    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
   if (frame_events_ == 0) frame_first_seq_ = next_seq_;
   frame_raw_.append(event);
   frame_raw_.push_back('\n');
   ++frame_events_;
   ++txn_events_;
   ++next_seq_;
-  if (frame_raw_.size() >= opts_.frame_bytes)
-    return EmitFrame(/*txn_end=*/false, 0, 0, 0);
   return Status::OK();
 }
 

@@ -1,0 +1,178 @@
+// Decoder of pgoutput logical replication messages (protocol versions 1 and
+// 2), the payload of the replication protocol's XLogData ('w') messages.
+//
+// Pure: no network, no libpq. Decoding copies what it keeps, so a decoded
+// Message does not refer to the input buffer. Every read is bounds-checked:
+// a truncated message, trailing bytes, an unknown message type, tuple kind,
+// tuple marker or flag bit fails with Status::BadInput and a one-line
+// message naming the byte and the WAL position, e.g.
+//   unrecognized pgoutput message type 'Z' (0x5a) at 0/16B3748
+// Field names follow PostgreSQL's protocol documentation ("Logical
+// Replication Message Formats") and proto.c.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+
+namespace cdc::pg {
+
+// Microseconds from the Unix epoch to PostgreSQL's epoch (2000-01-01 UTC).
+inline constexpr int64_t kPostgresEpochOffsetMicros = 946684800000000;
+
+// One column of a TupleData.
+struct TupleColumn {
+  enum class Kind : char {
+    kNull = 'n',            // NULL (in a 'K' tuple: also "not sent")
+    kUnchangedToast = 'u',  // unchanged TOASTed value; no value is sent
+    kText = 't',            // value in PostgreSQL's text output form
+    kBinary = 'b',          // value in the type's binary send form
+  };
+  Kind kind = Kind::kNull;
+  std::string value;  // only for kText and kBinary
+
+  bool has_value() const { return kind == Kind::kText || kind == Kind::kBinary; }
+};
+using TupleData = std::vector<TupleColumn>;
+
+// Transaction ids are 32-bit on the wire. In the change messages of a
+// streamed block `xid` is the (sub)transaction's xid; elsewhere it is 0
+// (InvalidTransactionId).
+using Xid = uint32_t;
+using Oid = uint32_t;
+
+struct Begin {  // 'B'
+  Lsn final_lsn = 0;        // LSN of the commit record
+  int64_t commit_time = 0;  // µs since the Unix epoch
+  Xid xid = 0;
+};
+
+struct Commit {  // 'C'
+  uint8_t flags = 0;  // always 0 (anything else is rejected)
+  Lsn commit_lsn = 0;
+  Lsn end_lsn = 0;
+  int64_t commit_time = 0;  // µs since the Unix epoch
+};
+
+struct Origin {  // 'O'
+  Lsn origin_lsn = 0;  // commit LSN on the origin server
+  std::string name;
+};
+
+struct RelationColumn {
+  uint8_t flags = 0;  // bit 1: part of the replica identity
+  std::string name;
+  Oid type_oid = 0;
+  int32_t type_modifier = -1;
+
+  bool is_key() const { return (flags & 1) != 0; }
+  bool operator==(const RelationColumn&) const = default;
+};
+
+struct Relation {  // 'R'
+  Xid xid = 0;
+  Oid oid = 0;
+  std::string nspname;
+  std::string relname;
+  char replica_identity = 'd';  // 'd' default, 'n' nothing, 'f' full, 'i' index
+  std::vector<RelationColumn> columns;
+};
+
+struct Type {  // 'Y'
+  Xid xid = 0;
+  Oid oid = 0;
+  std::string nspname;
+  std::string name;
+};
+
+struct Insert {  // 'I'
+  Xid xid = 0;
+  Oid relation_oid = 0;
+  TupleData new_tuple;
+};
+
+struct Update {  // 'U'
+  Xid xid = 0;
+  Oid relation_oid = 0;
+  char old_kind = 0;    // 0 (no old tuple), 'K' (old key) or 'O' (old row)
+  TupleData old_tuple;  // empty when old_kind is 0
+  TupleData new_tuple;
+};
+
+struct Delete {  // 'D'
+  Xid xid = 0;
+  Oid relation_oid = 0;
+  char old_kind = 'K';  // 'K' (old key) or 'O' (old row)
+  TupleData old_tuple;
+};
+
+struct Truncate {  // 'T'
+  static constexpr uint8_t kCascade = 1;
+  static constexpr uint8_t kRestartIdentity = 2;
+
+  Xid xid = 0;
+  uint8_t options = 0;
+  std::vector<Oid> relation_oids;
+
+  bool cascade() const { return (options & kCascade) != 0; }
+  bool restart_identity() const { return (options & kRestartIdentity) != 0; }
+};
+
+// A logical decoding message (pg_logical_emit_message).
+struct LogicalMessage {  // 'M'
+  static constexpr uint8_t kTransactional = 1;
+
+  Xid xid = 0;
+  uint8_t flags = 0;
+  Lsn lsn = 0;
+  std::string prefix;
+  std::string content;  // arbitrary bytes
+
+  bool transactional() const { return (flags & kTransactional) != 0; }
+};
+
+struct StreamStart {  // 'S'
+  Xid xid = 0;
+  bool first_segment = false;
+};
+
+struct StreamStop {};  // 'E'
+
+struct StreamCommit {  // 'c'
+  Xid xid = 0;
+  uint8_t flags = 0;  // always 0 (anything else is rejected)
+  Lsn commit_lsn = 0;
+  Lsn end_lsn = 0;
+  int64_t commit_time = 0;  // µs since the Unix epoch
+};
+
+struct StreamAbort {  // 'A'
+  Xid xid = 0;     // top-level transaction
+  Xid subxid = 0;  // the aborted (sub)transaction; == xid for the whole one
+};
+
+using Message =
+    std::variant<Begin, Commit, Origin, Relation, Type, Insert, Update, Delete,
+                 Truncate, LogicalMessage, StreamStart, StreamStop,
+                 StreamCommit, StreamAbort>;
+
+// Decodes one pgoutput message. `wal_lsn` (the XLogData start position) is
+// used only in error messages. `in_stream` must be true between Stream Start
+// and Stream Stop: there the change messages (I, U, D, T, R, Y, M) carry the
+// (sub)transaction xid right after the type byte. The whole of `data` must be
+// one message.
+Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
+                              bool in_stream);
+
+// The message type byte of a decoded message ('B', 'C', ...).
+char MessageType(const Message& message);
+
+// "'Z' (0x5a)" for a printable byte, "0x01" otherwise: how errors name bytes.
+std::string DescribeByte(uint8_t byte);
+
+}  // namespace cdc::pg

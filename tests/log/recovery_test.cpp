@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "cdc/log/reader.h"
+#include "cdc/log/scan.h"
+#include "cdc/log/verify.h"
+#include "cdc/log/writer.h"
+#include "test_util.h"
+
+namespace cdc::log {
+
+namespace {
+
+struct FrameSpan {
+  uint64_t offset, end, end_seq;
+  bool txn_end;
+};
+
+std::vector<FrameSpan> Frames(const std::string& path, uint64_t base) {
+  std::vector<FrameSpan> out;
+  auto f = SegmentFile::Open(path);
+  REQUIRE(f.ok());
+  auto size = f->Size();
+  auto scan = ScanSegment(*f, *size, base, true,
+                          [&](uint64_t off, const FrameHeader& h,
+                              std::string_view) {
+                            out.push_back({off, off + h.frame_size(),
+                                           h.end_seq(), h.txn_end()});
+                            return Status::OK();
+                          });
+  REQUIRE(scan.ok());
+  return out;
+}
+
+// Cuts the newest segment at every offset inside its last two frames and
+// checks recovery keeps exactly the complete transactions before the cut.
+void CheckEveryCut(const std::string& pristine, const std::string& work) {
+  auto segs = ListSegments(pristine);
+  REQUIRE(segs.ok());
+  const SegmentInfo newest = segs->back();
+  const std::string rel = "segments/" + SegmentFileName(newest.base_seq);
+  auto frames = Frames(newest.path, newest.base_seq);
+  REQUIRE(frames.size() >= 2);
+  const uint64_t from = frames[frames.size() - 2].offset;
+  const uint64_t to = frames.back().end;
+  for (uint64_t cut = from; cut < to; ++cut) {
+    std::filesystem::remove_all(work);
+    std::filesystem::copy(pristine, work,
+                          std::filesystem::copy_options::recursive);
+    test::TruncateFile(work + "/" + rel, cut);
+    uint64_t expect_next = newest.base_seq;
+    for (const auto& fr : frames)
+      if (fr.end <= cut && fr.txn_end) expect_next = fr.end_seq;
+    INFO("cut at " << cut);
+    {
+      auto w = LogWriter::Open(work, {});
+      REQUIRE(w.ok());
+      CHECK((*w)->next_seq() == expect_next);
+    }
+    auto got = test::ReadAll(work);
+    REQUIRE(got.seqs.size() == expect_next - 1);
+    for (size_t i = 0; i < got.seqs.size(); ++i) REQUIRE(got.seqs[i] == i + 1);
+    CHECK((got.last.empty() || got.last.back()));
+    auto rep = VerifyLog(work);
+    REQUIRE(rep.ok());
+    CHECK(rep->ok());
+    CHECK(rep->notes.empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("recovery truncates a torn tail at every byte offset",
+          "[log][recovery]") {
+  test::TempDir dir;
+  WriterOptions opts;
+  opts.segment_bytes = 4096;  // several sealed segments before the newest
+  test::WriteTxns(dir.sub("log"), 1, 60, 3, opts);
+  test::WriteTxns(dir.sub("log"), 61, 2, 3);  // two frames in the newest
+  REQUIRE(ListSegments(dir.sub("log"))->size() >= 3);
+  CheckEveryCut(dir.sub("log"), dir.sub("work"));
+}
+
+TEST_CASE("recovery drops a multi-frame transaction cut anywhere",
+          "[log][recovery]") {
+  test::TempDir dir;
+  WriterOptions opts;
+  opts.frame_bytes = 512;  // a 10-event transaction spans several frames
+  test::WriteTxns(dir.sub("log"), 1, 5, 2, opts);
+  test::WriteTxns(dir.sub("log"), 6, 1, 10, opts, 100);
+  CheckEveryCut(dir.sub("log"), dir.sub("work"));
+}
+
+TEST_CASE("garbage after the last frame is a torn tail; damage before good "
+          "frames is corruption",
+          "[log][recovery][corruption]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 10, 2);
+  const std::string seg = log + "/segments/" + SegmentFileName(1);
+  const uint64_t size = test::SizeOf(seg);
+  {
+    FILE* f = fopen(seg.c_str(), "ab");
+    std::string junk(300, '\x7f');
+    fwrite(junk.data(), 1, junk.size(), f);
+    fclose(f);
+  }
+  {
+    auto w = LogWriter::Open(log, {});
+    REQUIRE(w.ok());
+    CHECK((*w)->recovery().truncated_bytes == 300);
+  }
+  CHECK(test::SizeOf(seg) == size);
+  test::FlipByte(seg, 70);  // inside the first frame's payload
+  auto w = LogWriter::Open(log, {});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.status().code() == Code::kCorruption);
+  CHECK_THAT(w.status().message(),
+             Catch::StartsWith("corrupt frame in segments/"
+                               "00000000000000000001.seg at offset 0 (seq "
+                               "1-"));
+  CHECK(test::SizeOf(seg) == size);  // nothing was cut
+}
+
+}  // namespace cdc::log
