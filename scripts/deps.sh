@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian 12 packages.
+# Idempotent: installs only what is missing. As root it runs apt-get; as any
+# other user it prints the exact command to run and exits 1.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
+  libssl-dev libhiredis-dev catch2 libxxhash-dev
+  postgresql-15 postgresql-client-15 redis-server
+  python3 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps.sh: missing packages: ${missing[*]}" >&2
+  echo "deps.sh: install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Installing postgresql-15 or redis-server must not start system services
+# on the default ports: the tests run their own servers.
+policy_created=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  policy_created=1
+fi
+cleanup() { [ "$policy_created" = 1 ] && rm -f /usr/sbin/policy-rc.d; }
+trap cleanup EXIT
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
