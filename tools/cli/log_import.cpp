@@ -52,7 +52,7 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     int64_t now = MonoMicros();
     if (first_unsynced == 0) first_unsynced = now;
     if (now - first_unsynced >= delay_us) {
-      CDC_RETURN_IF_ERROR(w->Sync());
+      CDC_RETURN_IF_ERROR(w->RequestSync());
       first_unsynced = 0;
     }
     return Status::OK();

@@ -80,7 +80,14 @@ std::string DescribeHeaderState(HeaderState s, const FrameHeader& h) {
 }
 
 Codec::Codec(int level)
-    : level_(level), cctx_(ZSTD_createCCtx()), dctx_(ZSTD_createDCtx()) {}
+    : level_(level), cctx_(ZSTD_createCCtx()), dctx_(ZSTD_createDCtx()) {
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level_);
+  // Frames are a few hundred KiB: a small hash table that stays in cache
+  // compresses NDJSON ~1.5x faster than level 1's default, at the same
+  // ratio (measured on event streams; see bench/log).
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_hashLog, 12);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, 18);
+}
 
 Codec::~Codec() {
   ZSTD_freeCCtx(cctx_);
@@ -93,8 +100,8 @@ void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
   out->resize(start + kFrameHeaderSize + bound);
   char* payload = out->data() + start + kFrameHeaderSize;
   size_t n = raw.empty() ? 0
-                         : ZSTD_compressCCtx(cctx_, payload, bound, raw.data(),
-                                             raw.size(), level_);
+                         : ZSTD_compress2(cctx_, payload, bound, raw.data(),
+                                          raw.size());
   if (raw.empty() || ZSTD_isError(n) || n >= raw.size()) {
     // Incompressible (or empty): store as is; never fail a write for this.
     h.codec = kCodecNone;

@@ -3,15 +3,24 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include "cdc/log/scan.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
 
 LogWriter::LogWriter(std::string dir, const WriterOptions& opts)
-    : dir_(std::move(dir)), opts_(opts), codec_(opts.zstd_level) {}
+    : dir_(std::move(dir)), opts_(opts) {}
 
-LogWriter::~LogWriter() = default;
+LogWriter::~LogWriter() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_work_.notify_all();
+  for (auto& t : workers_) t.join();
+}
 
 Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
                                                    const WriterOptions& opts) {
@@ -20,6 +29,9 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
   CDC_ASSIGN_OR_RETURN(WriterLock lock, WriterLock::Acquire(dir));
   w->lock_ = std::make_unique<WriterLock>(std::move(lock));
   CDC_RETURN_IF_ERROR(w->Recover());
+  w->durable_lsn_ = w->last_lsn_;
+  for (int i = 0; i < std::max(1, opts.compress_threads); ++i)
+    w->workers_.emplace_back([p = w.get()] { p->Work(); });
   return w;
 }
 
@@ -32,9 +44,10 @@ Status LogWriter::Recover() {
   for (size_t i = 0; i + 1 < segs.size(); ++i) {
     const auto& seg = segs[i];
     if (seg.seal) {
-      last_lsn_ = seg.seal->last_lsn;
-      has_commit_ = has_commit_ || seg.seal->end_seq > seg.base_seq ||
-                    seg.seal->last_lsn != 0;
+      if (seg.seal->last_lsn != 0 || seg.seal->end_seq > seg.base_seq) {
+        last_lsn_ = seg.seal->last_lsn;
+        has_commit_ = true;
+      }
       continue;
     }
     CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
@@ -65,15 +78,14 @@ Status LogWriter::Recover() {
   const SegmentInfo& active = segs.back();
   // A record for the newest segment means we crashed after sealing it but
   // before creating its successor; it is simply the active segment again.
-  if (PathExists(SealRecordPath(active.path))) {
-    if (::unlink(SealRecordPath(active.path).c_str()) != 0)
-      return ErrnoStatus("remove", SealRecordPath(active.path), errno);
+  const std::string stale = SealRecordPath(active.path);
+  if (PathExists(stale)) {
+    if (::unlink(stale.c_str()) != 0) return ErrnoStatus("remove", stale, errno);
     CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir_)));
   }
   CDC_RETURN_IF_ERROR(OpenActive(active.base_seq, /*create=*/false));
 
-  SegmentFile f;
-  CDC_ASSIGN_OR_RETURN(f, SegmentFile::Open(path_));
+  CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(path_));
   CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
   CDC_ASSIGN_OR_RETURN(SegmentScan scan,
                        ScanSegment(f, size, base_seq_, /*verify=*/true));
@@ -84,8 +96,7 @@ Status LogWriter::Recover() {
     CDC_ASSIGN_OR_RETURN(auto later, f.FindValidFrameAfter(scan.valid_end, size));
     if (later) {
       uint64_t last_seq = scan.next_seq;
-      FrameAt next;
-      CDC_ASSIGN_OR_RETURN(next, f.ReadHeader(*later, size));
+      CDC_ASSIGN_OR_RETURN(FrameAt next, f.ReadHeader(*later, size));
       if (next.header.first_seq > 0) last_seq = next.header.first_seq - 1;
       return Status::Corruption(DescribeCorruption(
           active.name, scan.valid_end, scan.next_seq, last_seq,
@@ -109,14 +120,19 @@ Status LogWriter::Recover() {
     seg_first_time_ = scan.first_time;
     seg_last_time_ = scan.last_time;
   }
-  durable_lsn_ = last_lsn_;
-  // Rebuild the running SHA-256 of the kept prefix.
+  return HashPrefix();
+}
+
+// Rebuilds the running SHA-256 of the active segment's first file_size_
+// bytes (after recovery, or after an abort cut bytes it had hashed).
+Status LogWriter::HashPrefix() {
+  sha_.Reset();
   std::string buf(1 << 20, '\0');
   for (uint64_t off = 0; off < file_size_;) {
-    size_t want = static_cast<size_t>(
-        std::min<uint64_t>(buf.size(), file_size_ - off));
-    CDC_ASSIGN_OR_RETURN(size_t n, PreadUpTo(fd_.fd(), buf.data(), want, off,
-                                             path_));
+    size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buf.size(), file_size_ - off));
+    CDC_ASSIGN_OR_RETURN(size_t n,
+                         PreadUpTo(fd_.fd(), buf.data(), want, off, path_));
     if (n != want) return Status::IOError("short read of " + path_);
     sha_.Update(std::string_view(buf.data(), n));
     off += n;
@@ -139,16 +155,16 @@ Status LogWriter::OpenActive(uint64_t base_seq, bool create) {
   return Status::OK();
 }
 
-Status LogWriter::Fail(Status s) {
-  failed_ = s;
-  return s;
+Status LogWriter::Failed() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return failed_;
 }
 
 Status LogWriter::Append(std::string_view event) {
-  if (!failed_.ok()) return failed_;
+  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
   if (txn_events_ == 0) {
     txn_first_seq_ = next_seq_;
-    txn_start_ = file_size_ + out_.size();
+    txn_frames_ = 0;
   }
   // A full frame goes out only when another event follows it, so the
   // TXN_END frame always holds the transaction's last event (its "last").
@@ -164,65 +180,178 @@ Status LogWriter::Append(std::string_view event) {
 }
 
 Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
-  FrameHeader h;
-  h.flags = txn_end ? kFlagTxnEnd : 0;
-  h.first_seq = frame_events_ > 0 ? frame_first_seq_ : next_seq_;
-  h.event_count = frame_events_;
-  h.commit_lsn = lsn;
-  h.commit_time = time;
-  h.xid = xid;
-  codec_.EncodeFrame(h, frame_raw_, &out_);
+  Job job;
+  job.header.flags = txn_end ? kFlagTxnEnd : 0;
+  job.header.first_seq = frame_events_ > 0 ? frame_first_seq_ : next_seq_;
+  job.header.event_count = frame_events_;
+  job.header.commit_lsn = lsn;
+  job.header.commit_time = time;
+  job.header.xid = xid;
+  job.first_of_txn = txn_frames_ == 0;
+  job.raw = std::move(frame_raw_);
   frame_raw_.clear();
   frame_events_ = 0;
-  if (out_.size() >= opts_.write_buffer_bytes) return Flush();
+  ++txn_frames_;
+  return Push(std::move(job));
+}
+
+Status LogWriter::Push(Job job) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!job.sync) {
+    cv_space_.wait(lk, [&] {
+      return queued_frames_ < opts_.queue_frames || !failed_.ok();
+    });
+    ++queued_frames_;
+    if (!spare_.empty()) {
+      frame_raw_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  if (!failed_.ok()) return failed_;
+  job.ticket = next_ticket_++;
+  queue_.push_back(std::move(job));
+  lk.unlock();
+  cv_work_.notify_one();
   return Status::OK();
 }
 
 Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
-  if (!failed_.ok()) return failed_;
+  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
   CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/true, lsn, commit_time, xid));
   txn_events_ = 0;
+  txn_frames_ = 0;
   last_lsn_ = lsn;
   has_commit_ = true;
-  if (!seg_has_commit_) {
-    seg_first_lsn_ = lsn;
-    seg_first_time_ = commit_time;
-    seg_has_commit_ = true;
-  }
-  seg_last_lsn_ = lsn;
-  seg_last_time_ = commit_time;
   ++unsynced_commits_;
   return Status::OK();
 }
 
+void LogWriter::WaitIdle() {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_space_.wait(lk, [&] { return queue_.empty() && in_flight_ == 0; });
+}
+
 Status LogWriter::Abort() {
-  if (!failed_.ok()) return failed_;
+  if (has_failed_.load()) return Failed();
   if (txn_events_ == 0) return Status::OK();
   frame_raw_.clear();
   frame_events_ = 0;
-  if (txn_start_ >= file_size_) {
-    out_.resize(txn_start_ - file_size_);
-  } else {
-    // Frames of this transaction already reached the file (it outgrew the
-    // write buffer); they carry no TXN_END, so no reader has used them.
-    out_.clear();
-    if (::ftruncate(fd_.fd(), static_cast<off_t>(txn_start_)) != 0)
-      return Fail(ErrnoStatus("truncate", path_, errno));
-    file_size_ = txn_start_;
-    // The running hash covered the cut bytes: rebuild it from the file.
-    sha_.Reset();
-    std::string buf(1 << 20, '\0');
-    for (uint64_t off = 0; off < file_size_;) {
-      size_t want = static_cast<size_t>(
-          std::min<uint64_t>(buf.size(), file_size_ - off));
-      auto n = PreadUpTo(fd_.fd(), buf.data(), want, off, path_);
-      if (!n.ok()) return Fail(n.status());
-      sha_.Update(std::string_view(buf.data(), *n));
-      off += *n;
-    }
-  }
   next_seq_ = txn_first_seq_;
   txn_events_ = 0;
+  if (txn_frames_ == 0) return Status::OK();
+  txn_frames_ = 0;
+  // Frames of this transaction went to the worker. With it idle, its state
+  // is ours to change: cut them from the buffer and, if they reached the
+  // file (carrying no TXN_END, so no reader used them), from the file.
+  WaitIdle();
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!failed_.ok()) return failed_;
+  if (txn_file_start_ >= file_size_) {
+    out_.resize(txn_file_start_ - file_size_);
+    return Status::OK();
+  }
+  out_.clear();
+  Status s;
+  if (::ftruncate(fd_.fd(), static_cast<off_t>(txn_file_start_)) != 0) {
+    s = ErrnoStatus("truncate", path_, errno);
+  } else {
+    file_size_ = txn_file_start_;
+    s = HashPrefix();
+  }
+  if (!s.ok()) {
+    failed_ = s;
+    has_failed_ = true;
+  }
+  return s;
+}
+
+Status LogWriter::RequestSync() {
+  Job job;
+  job.sync = true;
+  job.lsn = last_lsn_;
+  job.next_seq = next_seq_;
+  job.at_boundary = !in_txn();
+  job.id = ++sync_requested_;
+  unsynced_commits_ = 0;
+  // The partial frame of an open transaction stays here; only whole frames
+  // handed over so far are written.
+  return Push(std::move(job));
+}
+
+Status LogWriter::Sync() {
+  CDC_RETURN_IF_ERROR(RequestSync());
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_synced_.wait(lk, [&] { return sync_done_ >= sync_requested_ || !failed_.ok(); });
+  return failed_;
+}
+
+Status LogWriter::WaitDurable(Lsn lsn, int timeout_ms) {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_synced_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] {
+    return durable_lsn_.load() >= lsn || !failed_.ok();
+  });
+  return failed_;
+}
+
+void LogWriter::Work() {
+  Codec codec(opts_.zstd_level);
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_work_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stop_ with nothing left
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    ++in_flight_;
+    bool failed = !failed_.ok();
+    lk.unlock();
+    // Compression, the expensive part, runs in parallel across workers.
+    if (!job.sync && !failed) codec.EncodeFrame(job.header, job.raw, &job.encoded);
+    lk.lock();
+    cv_turn_.wait(lk, [&] { return turn_ == job.ticket; });
+    failed = !failed_.ok();
+    lk.unlock();
+    // Only the ticket holder runs here: the file and buffer are its alone.
+    Status s = failed ? Status::OK() : Apply(job);
+    lk.lock();
+    ++turn_;
+    --in_flight_;
+    if (!s.ok() && failed_.ok()) {
+      failed_ = s;
+      has_failed_ = true;
+    }
+    if (job.sync) {
+      if (failed_.ok()) durable_lsn_ = job.lsn;
+      sync_done_ = job.id;
+      cv_synced_.notify_all();
+    } else {
+      --queued_frames_;
+      job.raw.clear();
+      if (spare_.size() < opts_.queue_frames + 1)
+        spare_.push_back(std::move(job.raw));
+    }
+    cv_turn_.notify_all();
+    cv_space_.notify_all();
+  }
+}
+
+Status LogWriter::Apply(Job& job) {
+  if (job.sync) return DoSync(job);
+  return Place(job);
+}
+
+Status LogWriter::Place(const Job& job) {
+  if (job.first_of_txn) txn_file_start_ = file_size_ + out_.size();
+  out_.append(job.encoded);
+  if (job.header.txn_end()) {
+    if (!seg_has_commit_) {
+      seg_first_lsn_ = job.header.commit_lsn;
+      seg_first_time_ = job.header.commit_time;
+      seg_has_commit_ = true;
+    }
+    seg_last_lsn_ = job.header.commit_lsn;
+    seg_last_time_ = job.header.commit_time;
+  }
+  if (out_.size() >= opts_.write_buffer_bytes) return Flush();
   return Status::OK();
 }
 
@@ -232,8 +361,8 @@ Status LogWriter::Flush() {
   if (!s.ok()) {
     // Cut whatever part of the write landed, so no reader sees a torn frame
     // after a full disk; the writer is unusable afterwards either way.
-    (void)::ftruncate(fd_.fd(), static_cast<off_t>(file_size_));
-    return Fail(s);
+    (void)!::ftruncate(fd_.fd(), static_cast<off_t>(file_size_));
+    return s;
   }
   sha_.Update(out_);
   file_size_ += out_.size();
@@ -242,36 +371,32 @@ Status LogWriter::Flush() {
   return Status::OK();
 }
 
-Status LogWriter::Sync() {
-  if (!failed_.ok()) return failed_;
-  uint64_t pending = out_.size();
+Status LogWriter::DoSync(const Job& job) {
   CDC_RETURN_IF_ERROR(Flush());
-  if (unsynced_bytes_ > 0 || pending > 0) {
-    Status s = SyncFile(fd_.fd(), path_);
-    if (!s.ok()) return Fail(s);  // never retried: the page cache may lie
+  if (unsynced_bytes_ > 0) {
+    // Never retried: after a failed fsync the page cache may have dropped
+    // the dirty pages, so a later success would prove nothing.
+    CDC_RETURN_IF_ERROR(SyncFile(fd_.fd(), path_));
+    unsynced_bytes_ = 0;
   }
-  durable_lsn_ = last_lsn_;
-  unsynced_commits_ = 0;
-  unsynced_bytes_ = 0;
-  if (!in_txn() && file_size_ >= opts_.segment_bytes && next_seq_ > base_seq_)
-    return Seal();
+  if (job.at_boundary && file_size_ >= opts_.segment_bytes &&
+      job.next_seq > base_seq_)
+    return Seal(job.next_seq);
   return Status::OK();
 }
 
-Status LogWriter::Seal() {
+Status LogWriter::Seal(uint64_t next_seq) {
   SealRecord rec;
   rec.sha256 = sha_.HexDigest();
   rec.bytes = file_size_;
   rec.first_seq = base_seq_;
-  rec.end_seq = next_seq_;
+  rec.end_seq = next_seq;
   rec.first_lsn = seg_first_lsn_;
   rec.last_lsn = seg_last_lsn_;
   rec.first_time = seg_first_time_;
   rec.last_time = seg_last_time_;
-  Status s = WriteSealRecord(path_, rec);
-  if (s.ok()) s = OpenActive(next_seq_, /*create=*/true);
-  if (!s.ok()) return Fail(s);
-  return Status::OK();
+  CDC_RETURN_IF_ERROR(WriteSealRecord(path_, rec));
+  return OpenActive(next_seq, /*create=*/true);
 }
 
 }  // namespace cdc::log

@@ -4,17 +4,32 @@
 // the newest segment is truncated back to the end of its last complete
 // transaction; damage followed by valid frames is corruption and refuses to
 // open. Events are appended to an open transaction and become visible to
-// readers only when Commit() writes its TXN_END frame; they become durable
-// only when Sync() returns OK (group commit: many commits, one fdatasync).
-// Memory stays bounded by the frame and write-buffer sizes however large a
-// transaction grows. A failed write or fsync is fatal: every later call
-// returns the same error. Not thread-safe.
+// readers only once its TXN_END frame is written; they are durable only
+// when a sync covering the commit has finished (group commit: many
+// commits, one fdatasync).
+//
+// Compression and checksums run on background threads, fed through a short
+// bounded queue, so the caller (decoding PostgreSQL's stream, or parsing
+// NDJSON) keeps its core; frames are then written, fsynced and segments
+// sealed strictly in queue order, one thread at a time (a ticket). Memory stays bounded by
+// the frame size, queue depth and write buffer however large a transaction
+// grows. A failed write or fsync is fatal: every later call returns the
+// same error and durable_lsn() never moves again.
+//
+// All methods are for one caller thread, except durable_lsn() and
+// WaitDurable(), which any thread may call.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "cdc/base/fs.h"
 #include "cdc/base/lsn.h"
@@ -29,6 +44,8 @@ struct WriterOptions {
   uint64_t segment_bytes = 64ull << 20;  // seal after this, at a txn end
   size_t frame_bytes = 256u << 10;       // raw bytes per frame
   size_t write_buffer_bytes = 1u << 20;  // buffered before write()
+  size_t queue_frames = 4;               // frames waiting for compression
+  int compress_threads = 2;              // frames compressed in parallel
   int zstd_level = 1;
 };
 
@@ -42,6 +59,8 @@ class LogWriter {
   // The log must exist (see CreateLog). Busy if another writer holds it.
   static Result<std::unique_ptr<LogWriter>> Open(const std::string& dir,
                                                  const WriterOptions& opts);
+  // Stops the background thread. Whatever was not synced may be lost, as
+  // after a crash; call Sync() first.
   ~LogWriter();
 
   // Appends one event (a JSON object in stored form, no newline) to the open
@@ -52,65 +71,110 @@ class LogWriter {
   Status Commit(Lsn lsn, int64_t commit_time, uint64_t xid);
   // Discards the open transaction; nothing of it stays in the log.
   Status Abort();
-  // Writes everything buffered and fdatasyncs. On OK every committed
-  // transaction is durable; seals the segment if it is full.
+  // Asks for every commit so far to be written and fsynced, and returns
+  // without waiting; durable_lsn() moves when it is done. Seals the segment
+  // afterwards if it is full and no transaction is open.
+  Status RequestSync();
+  // RequestSync() and wait for it. On OK every commit so far is durable.
   Status Sync();
+
+  // Commit LSN of the last durable transaction (0 if none).
+  Lsn durable_lsn() const { return durable_lsn_.load(); }
+  // Waits up to `timeout_ms` for the durable position to reach `lsn`.
+  Status WaitDurable(Lsn lsn, int timeout_ms);
 
   bool in_txn() const { return txn_events_ > 0; }
   uint64_t next_seq() const { return next_seq_; }
   uint64_t txn_events() const { return txn_events_; }
   Lsn last_commit_lsn() const { return last_lsn_; }
-  Lsn durable_lsn() const { return durable_lsn_; }
   bool has_commit() const { return has_commit_; }
-  // Commits since the last successful Sync().
+  // Commits since the last RequestSync().
   uint64_t unsynced_commits() const { return unsynced_commits_; }
-  // Bytes written or buffered since the last successful Sync().
-  uint64_t unsynced_bytes() const { return unsynced_bytes_; }
   const RecoveryReport& recovery() const { return recovery_; }
   const LogIdentity& identity() const { return identity_; }
   const std::string& dir() const { return dir_; }
 
  private:
+  struct Job {
+    bool sync = false;
+    FrameHeader header;    // frame jobs
+    std::string raw;       // frame jobs
+    bool first_of_txn = false;
+    Lsn lsn = 0;           // sync jobs: what becomes durable
+    uint64_t next_seq = 0; // sync jobs: name of a following segment
+    bool at_boundary = false;
+    uint64_t id = 0;
+    uint64_t ticket = 0;    // queue order; output is applied in this order
+    std::string encoded;    // frame jobs, after compression
+  };
+
   LogWriter(std::string dir, const WriterOptions& opts);
   Status Recover();
-  Status OpenActive(uint64_t base_seq, bool create);
+  Status HashPrefix();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
+  Status Push(Job job);
+  Status Failed();
+  void WaitIdle();
+  void Work();
+  Status Apply(Job& job);
+
+  // Background thread only (or the caller while the queue is idle).
+  Status OpenActive(uint64_t base_seq, bool create);
+  Status Place(const Job& job);
+  Status DoSync(const Job& job);
   Status Flush();
-  Status Seal();
-  Status Fail(Status s);
+  Status Seal(uint64_t next_seq);
 
   std::string dir_;
   WriterOptions opts_;
   LogIdentity identity_;
   std::unique_ptr<WriterLock> lock_;
-  Codec codec_;
   RecoveryReport recovery_;
-  Status failed_;
 
-  // Active segment.
+  // Caller state.
+  std::string frame_raw_;
+  uint32_t frame_events_ = 0;
+  uint64_t frame_first_seq_ = 0;
+  uint64_t next_seq_ = 1;
+  uint64_t txn_first_seq_ = 0;
+  uint64_t txn_events_ = 0;
+  uint64_t txn_frames_ = 0;  // frames of the open txn handed to the worker
+  Lsn last_lsn_ = 0;
+  bool has_commit_ = false;
+  uint64_t unsynced_commits_ = 0;
+  uint64_t sync_requested_ = 0;
+
+  // Background-thread state: the active segment and its write buffer.
   uint64_t base_seq_ = 1;
   std::string path_;
   FileHandle fd_;
-  uint64_t file_size_ = 0;  // bytes written to the file
+  uint64_t file_size_ = 0;
+  uint64_t unsynced_bytes_ = 0;
+  uint64_t txn_file_start_ = 0;  // where the newest txn's first frame went
   Sha256 sha_;
   bool seg_has_commit_ = false;
   Lsn seg_first_lsn_ = 0, seg_last_lsn_ = 0;
   int64_t seg_first_time_ = 0, seg_last_time_ = 0;
+  std::string out_;
 
-  // Buffers and positions.
-  std::string frame_raw_;  // events of the frame being filled
-  uint32_t frame_events_ = 0;
-  uint64_t frame_first_seq_ = 0;
-  std::string out_;  // encoded frames not yet written
-  uint64_t next_seq_ = 1;
-  uint64_t txn_first_seq_ = 0;
-  uint64_t txn_events_ = 0;
-  uint64_t txn_start_ = 0;  // logical offset where the open txn began
-  Lsn last_lsn_ = 0;
-  bool has_commit_ = false;
-  Lsn durable_lsn_ = 0;
-  uint64_t unsynced_commits_ = 0;
-  uint64_t unsynced_bytes_ = 0;
+  // Shared, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_work_;   // worker: a job arrived
+  std::condition_variable cv_space_;  // caller: queue has room / idle
+  std::condition_variable cv_synced_;
+  std::deque<Job> queue_;
+  size_t queued_frames_ = 0;
+  size_t in_flight_ = 0;  // jobs taken by workers, not yet applied
+  uint64_t next_ticket_ = 0;
+  uint64_t turn_ = 0;     // ticket whose output is applied next
+  bool stop_ = false;
+  uint64_t sync_done_ = 0;
+  std::vector<std::string> spare_;  // recycled frame buffers
+  Status failed_;
+  std::atomic<bool> has_failed_{false};
+  std::atomic<Lsn> durable_lsn_{0};
+  std::condition_variable cv_turn_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace cdc::log

@@ -1,0 +1,311 @@
+// bench/log: append, tail, size and follow-latency figures for the event log.
+//
+//   cdc-bench-log --bin build/tools [--dir /tmp] [--json out.json]
+//                 [--events 2000000] [--runs 3] [--follow-seconds 10]
+//
+// Prints a table and writes the same figures as JSON. Each figure is the
+// median of --runs runs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cdc/base/time.h"
+#include "cdc/event/event.h"
+#include "cdc/log/reader.h"
+#include "cdc/log/writer.h"
+
+namespace {
+
+using cdc::log::LogWriter;
+
+struct Args {
+  std::string bin = "build/tools";
+  std::string dir = "/tmp";
+  std::string json = "bench/results/log.json";
+  uint64_t events = 2000000;
+  int runs = 3;
+  int follow_seconds = 10;
+  int follow_rate = 50000;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// An event with a ~256-byte payload of words and numbers: compressible the
+// way real row text is, not a run of one byte.
+std::string MakeEvent(std::mt19937_64& rng, uint64_t txn, uint64_t i,
+                      int64_t stamp) {
+  static const char* kWords[] = {
+      "order",   "paid",    "shipped", "refund",  "customer", "invoice",
+      "pending", "express", "berlin",  "lisbon",  "tokyo",    "cancel",
+      "priority", "gift",   "note",    "warehouse"};
+  std::string payload;
+  while (payload.size() < 256) {
+    payload += kWords[rng() % 16];
+    payload += ' ';
+    payload += std::to_string(rng() % 100000);
+    payload += ' ';
+  }
+  payload.resize(256);
+  char head[200];
+  snprintf(head, sizeof head,
+           "{\"lsn\":\"0/%llX\",\"xid\":%llu,\"ts\":\"2026-11-29T07:41:02."
+           "%06lluZ\",\"op\":\"c\",\"schema\":\"public\",\"table\":\"orders\","
+           "\"key\":{\"id\":%llu},\"before\":null,\"after\":{\"id\":%llu,"
+           "\"t_us\":%lld,\"payload\":\"",
+           static_cast<unsigned long long>(txn * 64),
+           static_cast<unsigned long long>(txn),
+           static_cast<unsigned long long>(txn % 1000000),
+           static_cast<unsigned long long>(txn * 100 + i),
+           static_cast<unsigned long long>(txn * 100 + i),
+           static_cast<long long>(stamp));
+  return std::string(head) + payload + "\"}}";
+}
+
+void Check(const cdc::Status& s) {
+  if (!s.ok()) {
+    fprintf(stderr, "cdc-bench-log: %s\n", s.message().c_str());
+    exit(1);
+  }
+}
+
+struct AppendResult {
+  double seconds = 0;
+  uint64_t raw_bytes = 0;  // native NDJSON as cdc-tail prints it
+  uint64_t disk_bytes = 0;
+};
+
+// 100-event transactions, group commit: one fdatasync per 5 ms window.
+AppendResult Append(const std::string& dir, uint64_t events) {
+  std::filesystem::remove_all(dir);
+  Check(cdc::log::CreateLog(dir, std::nullopt).status());
+  auto w = LogWriter::Open(dir, {});
+  Check(w.status());
+  std::mt19937_64 rng(1);
+  std::vector<std::string> lines;
+  AppendResult r;
+  for (uint64_t i = 0; i < 1000; ++i) lines.push_back(MakeEvent(rng, 1, i, 0));
+  const int64_t start = cdc::MonoMicros();
+  int64_t last_sync = start;
+  uint64_t seq = 1;
+  for (uint64_t txn = 1; seq <= events; ++txn) {
+    for (int i = 0; i < 100; ++i, ++seq) {
+      const std::string& l = lines[seq % lines.size()];
+      Check((*w)->Append(l));
+      r.raw_bytes += l.size() + 8 + std::to_string(seq).size();
+    }
+    r.raw_bytes += 12;  // ,"last":true
+    Check((*w)->Commit(txn * 64, 0, txn));
+    int64_t now = cdc::MonoMicros();
+    if (now - last_sync >= 5000) {
+      Check((*w)->RequestSync());
+      last_sync = now;
+    }
+  }
+  Check((*w)->Sync());
+  r.seconds = (cdc::MonoMicros() - start) / 1e6;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir + "/segments"))
+    if (e.path().extension() == ".seg") r.disk_bytes += e.file_size();
+  return r;
+}
+
+double TimeTail(const std::string& bin, const std::string& dir) {
+  const int64_t start = cdc::MonoMicros();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execl((bin + "/cdc-tail").c_str(), "cdc-tail", "--log", dir.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    fprintf(stderr, "cdc-bench-log: cdc-tail failed\n");
+    exit(1);
+  }
+  return (cdc::MonoMicros() - start) / 1e6;
+}
+
+struct Latency {
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  uint64_t events = 0;
+  double rate = 0;
+};
+
+// A writer paces 10-event transactions at `rate` events/s with group commit
+// every millisecond; `cdc-tail -f` follows; each line's "t_us" (set when the
+// event was appended) is compared with when the line arrives.
+Latency Follow(const std::string& bin, const std::string& dir, int rate,
+               int seconds) {
+  std::filesystem::remove_all(dir);
+  Check(cdc::log::CreateLog(dir, std::nullopt).status());
+  int pfd[2];
+  if (pipe(pfd) != 0) exit(1);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pfd[1], 1);
+    close(pfd[0]);
+    execl((bin + "/cdc-tail").c_str(), "cdc-tail", "--log", dir.c_str(), "-f",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pfd[1]);
+  std::vector<double> lat;
+  std::thread reader([&] {
+    std::string buf;
+    char chunk[1 << 16];
+    ssize_t n;
+    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0) {
+      const int64_t now = cdc::NowMicros();
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0, nl;
+      while ((nl = buf.find('\n', start)) != std::string::npos) {
+        size_t p = buf.find("\"t_us\":", start);
+        if (p != std::string::npos && p < nl)
+          lat.push_back((now - std::atoll(buf.c_str() + p + 7)) / 1000.0);
+        start = nl + 1;
+      }
+      buf.erase(0, start);
+    }
+  });
+  {
+    auto w = LogWriter::Open(dir, {});
+    Check(w.status());
+    std::mt19937_64 rng(2);
+    const int64_t start = cdc::MonoMicros();
+    const uint64_t total = static_cast<uint64_t>(rate) * seconds;
+    int64_t last_sync = start;
+    for (uint64_t seq = 0, txn = 1; seq < total; ++txn) {
+      const int64_t due = start + static_cast<int64_t>(seq * 1e6 / rate);
+      int64_t now = cdc::MonoMicros();
+      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
+      for (int i = 0; i < 10; ++i, ++seq)
+        Check((*w)->Append(MakeEvent(rng, txn, i, cdc::NowMicros())));
+      Check((*w)->Commit(txn * 64, 0, txn));
+      now = cdc::MonoMicros();
+      if (now - last_sync >= 1000) {
+        Check((*w)->RequestSync());
+        last_sync = now;
+      }
+    }
+    Check((*w)->Sync());
+    // Let the follower drain, then stop it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  kill(pid, SIGTERM);
+  int st;
+  waitpid(pid, &st, 0);
+  reader.join();
+  close(pfd[0]);
+  Latency l;
+  l.events = lat.size();
+  l.rate = rate;
+  std::sort(lat.begin(), lat.end());
+  if (!lat.empty()) {
+    l.p50_ms = lat[lat.size() / 2];
+    l.p99_ms = lat[lat.size() * 99 / 100];
+    l.max_ms = lat.back();
+  }
+  return l;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--bin") a.bin = v;
+    else if (k == "--dir") a.dir = v;
+    else if (k == "--json") a.json = v;
+    else if (k == "--events") a.events = std::stoull(v);
+    else if (k == "--runs") a.runs = std::stoi(v);
+    else if (k == "--follow-seconds") a.follow_seconds = std::stoi(v);
+    else if (k == "--follow-rate") a.follow_rate = std::stoi(v);
+    else {
+      fprintf(stderr, "cdc-bench-log: unknown flag %s\n", k.c_str());
+      return 64;
+    }
+  }
+  const std::string dir = a.dir + "/cdc-bench-log";
+  std::vector<double> append_eps, append_mbs, tail_eps, ratio;
+  for (int r = 0; r < a.runs; ++r) {
+    AppendResult ar = Append(dir, a.events);
+    append_eps.push_back(a.events / ar.seconds);
+    append_mbs.push_back(ar.raw_bytes / ar.seconds / 1e6);
+    ratio.push_back(static_cast<double>(ar.raw_bytes) / ar.disk_bytes);
+    double t = TimeTail(a.bin, dir);
+    tail_eps.push_back(a.events / t);
+    fprintf(stderr, "run %d: append %.0f ev/s, tail %.0f ev/s, %.2fx\n", r + 1,
+            append_eps.back(), tail_eps.back(), ratio.back());
+  }
+  AppendResult sizes = Append(dir, a.events);
+  Latency lat = Follow(a.bin, dir, a.follow_rate, a.follow_seconds);
+  std::filesystem::remove_all(dir);
+
+  struct Row {
+    const char* name;
+    double value;
+    const char* unit;
+    const char* target;
+    bool met;
+  };
+  const Row rows[] = {
+      {"append (100-event txns, 256 B payload)", Median(append_eps), "events/s",
+       ">= 500000", Median(append_eps) >= 500000},
+      {"append throughput (raw NDJSON)", Median(append_mbs), "MB/s", "", true},
+      {"cdc-tail native to /dev/null", Median(tail_eps), "events/s",
+       ">= 1000000", Median(tail_eps) >= 1000000},
+      {"raw NDJSON / bytes on disk", Median(ratio), "x", ">= 4", Median(ratio) >= 4},
+      {"bytes on disk per event", static_cast<double>(sizes.disk_bytes) / a.events,
+       "B", "", true},
+      {"raw NDJSON per event", static_cast<double>(sizes.raw_bytes) / a.events,
+       "B", "", true},
+      {"follow latency p50", lat.p50_ms, "ms", "", true},
+      {"follow latency p99", lat.p99_ms, "ms", "<= 10", lat.p99_ms <= 10},
+      {"follow latency max", lat.max_ms, "ms", "", true},
+  };
+  printf("%-42s %14s %-9s %-11s %s\n", "measure", "median", "unit", "target",
+         "met");
+  nlohmann::ordered_json j;
+  j["events"] = a.events;
+  j["runs"] = a.runs;
+  j["follow_rate"] = a.follow_rate;
+  j["follow_seconds"] = a.follow_seconds;
+  j["follow_events_seen"] = lat.events;
+  for (const auto& r : rows) {
+    printf("%-42s %14.2f %-9s %-11s %s\n", r.name, r.value, r.unit, r.target,
+           r.target[0] ? (r.met ? "yes" : "NO") : "");
+    j["results"].push_back({{"measure", r.name},
+                            {"value", r.value},
+                            {"unit", r.unit},
+                            {"target", r.target}});
+  }
+  j["append_runs"] = append_eps;
+  j["tail_runs"] = tail_eps;
+  std::filesystem::create_directories(
+      std::filesystem::path(a.json).parent_path().empty()
+          ? "."
+          : std::filesystem::path(a.json).parent_path());
+  FILE* f = fopen(a.json.c_str(), "w");
+  if (f) {
+    fputs((j.dump(2) + "\n").c_str(), f);
+    fclose(f);
+  }
+  return 0;
+}
