@@ -17,6 +17,14 @@ L="$T/log"
 gen_events 1 50 | cdc-log import --log "$L" -q
 before=$(cdc-tail --log "$L" | md5sum)
 
+[ "$(cdc-tail --log "$L" --to earliest | wc -l)" = 1 ] || fail "--to earliest"
+[ "$(timeout 10 cdc-tail --log "$L" -f --to 3 | wc -l)" = 3 ] || fail "-f --to 3 did not stop at seq 3"
+[ "$(cdc-tail --log "$L" --from 5 -n 2 | head -1 | cut -c1-9)" = '{"seq":5,' ] || fail "--from 5"
+expect_exit 64 cdc-ack --log "$L" -c y --create 5
+expect_exit 64 cdc-log retain --log "$L" --max-bytes 10Q
+expect_one_line 'invalid size "10Q" \(units: k, M, G, T\)'
+ok "positions, --to, -n"
+
 # Malformed NDJSON: the bad line's transaction is rejected whole.
 { gen_events 51 1 3 | head -2; echo '{"lsn":"0/33300","xid":51,"ts":"x","op":"c"}'; } > "$T/bad.ndjson"
 expect_exit 65 cdc-log import --log "$L" -q < "$T/bad.ndjson"

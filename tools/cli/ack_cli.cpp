@@ -24,7 +24,6 @@ struct Options {
   bool create = false;
   bool del = false;
   double interval_s = 1.0;
-  bool quiet = false;
 };
 
 Result<uint64_t> LastSeq(const std::string& dir) {
@@ -48,7 +47,7 @@ Result<uint64_t> SeqOf(std::string_view line) {
     uint64_t v = 0;
     const char* b = line.data() + kPrefix.size();
     auto [end, ec] = std::from_chars(b, line.data() + line.size(), v);
-    if (ec == std::errc() && end < line.data() + line.size() &&
+    if (ec == std::errc() && v > 0 && end < line.data() + line.size() &&
         (*end == ',' || *end == '}'))
       return v;
   }
@@ -141,6 +140,8 @@ Status Run(const Options& o) {
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(o.log));
   if (o.del) return store->Delete(o.consumer);
 
+  if (o.create && !o.seq.empty())
+    return Status::Usage("--create places a new consumer with --seek, not SEQ");
   if (o.create) {
     tools::Position p;
     if (!o.seek.empty()) {
@@ -149,6 +150,9 @@ Status Run(const Options& o) {
     CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
     return store->Create(o.consumer, first - 1).status();
   }
+  // In a pipe, cdc-tail creates a new consumer while we start: a missing
+  // consumer only matters once there is something to ack.
+  if (o.seq.empty() && o.seek.empty()) return AckStdin(*store, o);
   CDC_ASSIGN_OR_RETURN(auto existing, store->Get(o.consumer));
   if (!existing)
     return Status::NotFound("no consumer named " + o.consumer +
@@ -156,6 +160,11 @@ Status Run(const Options& o) {
   if (!o.seek.empty()) {
     CDC_ASSIGN_OR_RETURN(tools::Position p, tools::ParsePosition(o.seek));
     CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
+    CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
+    if (first > last + 1)
+      return Status::BadInput("seq " + std::to_string(first) +
+                              " is beyond the end of the log (last seq " +
+                              std::to_string(last) + ")");
     return store->Seek(o.consumer, first - 1);
   }
   if (!o.seq.empty()) {
@@ -198,6 +207,7 @@ int RunCli(int argc, char** argv) {
   app.add_option("--interval", o.interval_s,
                  "In stdin mode, ack at most this often (seconds)")
       ->check(CLI::PositiveNumber);
+  app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   return cli::Report("cdc-ack", Run(o));
 }

@@ -88,18 +88,21 @@ Result<uint64_t> ResolvePosition(const std::string& dir, const Position& p) {
 
 namespace {
 Result<uint64_t> ParseScaled(const std::string& t, const char* units,
-                             const uint64_t* scale, const char* what) {
+                             const uint64_t* scale, const char* what,
+                             const char* hint) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   size_t rest = static_cast<size_t>(end - t.data());
   if (ec != std::errc() || rest == 0 || t.size() - rest > 1)
     return Status::Usage("invalid " + std::string(what) + " \"" + t + "\"");
-  if (rest == t.size()) return v * scale[0];
-  const char* u = std::strchr(units, t.back());
-  if (u == nullptr || u == units)
+  const char* u = rest == t.size() ? units : std::strchr(units + 1, t.back());
+  if (u == nullptr || t.back() == '\0')
     return Status::Usage("invalid " + std::string(what) + " \"" + t +
-                         "\" (units: " + units + ")");
-  return v * scale[u - units];
+                         "\" (units: " + hint + ")");
+  const uint64_t m = scale[u - units];
+  if (v > UINT64_MAX / m)
+    return Status::Usage(std::string(what) + " \"" + t + "\" is too large");
+  return v * m;
 }
 }  // namespace
 
@@ -109,7 +112,7 @@ Result<uint64_t> ParseSize(const std::string& t) {
                                     1ull << 30};
   // index 0 is "no unit"; units map onto kScale[1..]
   static const char* kUnits = "_kMGTKmg";
-  return ParseScaled(t, kUnits, kScale, "size");
+  return ParseScaled(t, kUnits, kScale, "size", "k, M, G, T");
 }
 
 Result<int64_t> ParseDuration(const std::string& t) {
@@ -117,7 +120,7 @@ Result<int64_t> ParseDuration(const std::string& t) {
                                     3600000000ull, 86400000000ull,
                                     604800000000ull};
   static const char* kUnits = "_smhdw";
-  CDC_ASSIGN_OR_RETURN(uint64_t v, ParseScaled(t, kUnits, kScale, "duration"));
+  CDC_ASSIGN_OR_RETURN(uint64_t v, ParseScaled(t, kUnits, kScale, "duration", "s, m, h, d, w"));
   return static_cast<int64_t>(v);
 }
 

@@ -95,7 +95,9 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
     j["notes"] = rep.notes;
     PrintJson(j);
   } else {
-    for (const auto& n : rep.notes) fprintf(stderr, "cdc-log: note: %s\n", n.c_str());
+    if (!quiet)
+      for (const auto& n : rep.notes)
+        fprintf(stderr, "cdc-log: note: %s\n", n.c_str());
     for (const auto& p : rep.problems) fprintf(stderr, "cdc-log: %s\n", p.c_str());
     if (!quiet)
       printf("%s: %llu segments, %llu frames, %llu events (seq %llu-%llu), "

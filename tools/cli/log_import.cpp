@@ -35,6 +35,7 @@ Status RunImport(const ImportOptions& o, int in_fd) {
             static_cast<unsigned long long>(w->recovery().truncated_bytes));
   const Lsn resume_after = w->has_commit() ? w->last_commit_lsn() : 0;
   const bool resuming = w->has_commit();
+  const uint64_t first_seq = w->next_seq();
   const int64_t delay_us = static_cast<int64_t>(o.commit_delay_ms * 1000);
   uint64_t committed = 0, skipped = 0, events = 0, line_no = 0;
   int64_t first_unsynced = 0;
@@ -64,6 +65,9 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     auto ev = event::ParseImportLine(line);
     if (!ev.ok()) return ev.status();
     if (txn.open && (ev->lsn != txn.lsn || ev->xid != txn.xid)) {
+      // The open transaction ended with the line before: keep it even if
+      // this line turns out to be out of order.
+      if (ev->lsn != txn.lsn) CDC_RETURN_IF_ERROR(commit());
       if (ev->lsn < txn.lsn)
         return Status::BadInput("lsn " + FormatLsn(ev->lsn) +
                                 " goes back before " + FormatLsn(txn.lsn) +
@@ -77,9 +81,12 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     if (!txn.open) {
       txn = Txn{true, ev->lsn, ev->xid, ev->ts, line_no,
                 resuming && ev->lsn <= resume_after};
+    } else if (ev->ts != txn.ts) {
+      return Status::BadInput("\"ts\" differs within transaction xid " +
+                              std::to_string(txn.xid) +
+                              " (it is the commit time)");
     }
     if (txn.skip) return Status::OK();
-    ++events;
     return w->Append(ev->stored);
   };
 
@@ -116,13 +123,19 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     pending.erase(0, start);
     if (eof && bad.ok()) bad = commit();
   }
-  if (!bad.ok() || cli::StopRequested()) {
+  const bool interrupted = cli::StopRequested() && bad.ok();
+  if (!bad.ok() || interrupted) {
     // The open transaction is incomplete: none of it may stay.
     Status a = w->Abort();
     if (!a.ok() && bad.ok()) bad = a;
   }
   Status s = w->Sync();
   if (bad.ok()) bad = s;
+  if (bad.ok() && interrupted)
+    bad = Status::Busy(
+        "interrupted before the end of the input; run the same import "
+        "again to continue (transactions already in the log are skipped)");
+  events = w->next_seq() - first_seq;
   if (!o.quiet) {
     fprintf(stderr,
             "cdc-log: imported %llu transactions (%llu events)%s; log ends "

@@ -42,7 +42,7 @@ int Judge(const Filter& f, uint64_t seq, std::string_view stored) {
     return -1;
   if (!f.needs_head()) return 1;
   event::EventHead h;
-  if (!event::ParseHead(stored, &h)) return 1;  // verify reports such lines
+  if (!event::ParseHead(stored, &h)) return 1;  // not ours to judge: print
   if (f.to_set && f.to.kind == tools::Position::Kind::kLsn) {
     auto lsn = ParseLsn(h.lsn);
     if (lsn.ok() && *lsn > f.to.lsn) return -1;
@@ -124,7 +124,9 @@ Status Run(const Options& o, cli::Output& out) {
         f.to.kind == tools::Position::Kind::kLatest) {
       CDC_ASSIGN_OR_RETURN(uint64_t next,
                            tools::ResolvePosition(o.log, f.to));
-      f.to = tools::Position{tools::Position::Kind::kSeq, next - 1, 0, 0};
+      // "latest" resolves to one past the end; "earliest" to the first.
+      if (f.to.kind == tools::Position::Kind::kLatest) --next;
+      f.to = tools::Position{tools::Position::Kind::kSeq, next, 0, 0};
     }
     f.to_set = true;
   }
@@ -149,6 +151,11 @@ Status Run(const Options& o, cli::Output& out) {
           stop = true;
           return;
         }
+        // With --to SEQ, stop on reaching it rather than waiting (-f) for
+        // an event past it.
+        if (f.to_set && f.to.kind == tools::Position::Kind::kSeq &&
+            seq >= f.to.seq)
+          stop = true;
         if (verdict == 0) return;
         event::AppendNative(seq, line, last, out.buffer());
         if (++printed == o.limit) stop = true;
@@ -196,6 +203,7 @@ int RunCli(int argc, char** argv) {
       ->type_name("OPS");
   app.add_option("--format", o.format, "Output format: native")
       ->type_name("FMT");
+  app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   cli::Output out(1, o.follow ? (1 << 16) : (1 << 18));
   return cli::Report("cdc-tail", Run(o, out));
