@@ -26,7 +26,8 @@ grep -q '^cdc-log: invalid size "10Q" (units: k, M, G, T)$' "$T/err" || fail "ba
 ok "positions, --to, -n"
 
 # Malformed NDJSON: the bad line's transaction is rejected whole.
-{ gen_events 51 1 3 | head -2; echo '{"lsn":"0/33300","xid":51,"ts":"x","op":"c"}'; } > "$T/bad.ndjson"
+gen_events 51 1 3 > "$T/g"
+{ head -2 "$T/g"; echo '{"lsn":"0/33300","xid":51,"ts":"x","op":"c"}'; } > "$T/bad.ndjson"
 expect_exit 65 cdc-log import --log "$L" -q < "$T/bad.ndjson"
 expect_one_line '^cdc-log: stdin line 3: "ts": invalid timestamp'
 [ "$(cdc-tail --log "$L" | md5sum)" = "$before" ] || fail "rejected transaction left events behind"
