@@ -11,3 +11,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::logtool {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::capture {
+int RunCli(int argc, char** argv);
+}

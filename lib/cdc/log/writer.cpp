@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "cdc/base/time.h"
 #include "cdc/log/scan.h"
 #include "cdc/log/segment.h"
 
@@ -365,6 +366,7 @@ Status LogWriter::Flush() {
     return s;
   }
   sha_.Update(out_);
+  stats_.bytes_written.fetch_add(out_.size(), std::memory_order_relaxed);
   file_size_ += out_.size();
   unsynced_bytes_ += out_.size();
   out_.clear();
@@ -376,7 +378,15 @@ Status LogWriter::DoSync(const Job& job) {
   if (unsynced_bytes_ > 0) {
     // Never retried: after a failed fsync the page cache may have dropped
     // the dirty pages, so a later success would prove nothing.
+    const int64_t t0 = MonoMicros();
     CDC_RETURN_IF_ERROR(SyncFile(fd_.fd(), path_));
+    const int64_t us = MonoMicros() - t0;
+    int b = 0;
+    while (b < SyncStats::kBuckets - 1 && us > SyncStats::kBoundsUs[b]) ++b;
+    stats_.buckets[b].fetch_add(1, std::memory_order_relaxed);
+    stats_.count.fetch_add(1, std::memory_order_relaxed);
+    stats_.total_us.fetch_add(static_cast<uint64_t>(us),
+                              std::memory_order_relaxed);
     unsynced_bytes_ = 0;
   }
   if (job.at_boundary && file_size_ >= opts_.segment_bytes &&

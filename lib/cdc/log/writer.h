@@ -54,6 +54,18 @@ struct RecoveryReport {
   uint64_t resealed = 0;         // seal records rebuilt after a crash
 };
 
+// fsync timings, updated by the writer's thread, readable from any thread.
+struct SyncStats {
+  static constexpr int kBuckets = 12;
+  // Upper bounds in µs of the histogram buckets (the last is +Inf).
+  static constexpr int64_t kBoundsUs[kBuckets - 1] = {
+      250, 500, 1000, 2000, 5000, 10000, 25000, 50000, 100000, 250000, 1000000};
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> total_us{0};
+  std::atomic<uint64_t> buckets[kBuckets] = {};
+  std::atomic<uint64_t> bytes_written{0};
+};
+
 class LogWriter {
  public:
   // The log must exist (see CreateLog). Busy if another writer holds it.
@@ -91,6 +103,7 @@ class LogWriter {
   // Commits since the last RequestSync().
   uint64_t unsynced_commits() const { return unsynced_commits_; }
   const RecoveryReport& recovery() const { return recovery_; }
+  const SyncStats& sync_stats() const { return stats_; }
   const LogIdentity& identity() const { return identity_; }
   const std::string& dir() const { return dir_; }
 
@@ -173,6 +186,7 @@ class LogWriter {
   Status failed_;
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};
+  SyncStats stats_;
   std::condition_variable cv_turn_;
   std::vector<std::thread> workers_;
 };

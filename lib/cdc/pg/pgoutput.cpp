@@ -1,7 +1,6 @@
 #include "cdc/pg/pgoutput.h"
 
 #include <cstdio>
-#include <limits>
 #include <utility>
 
 namespace cdc::pg {
@@ -18,32 +17,28 @@ std::string DescribeByte(uint8_t byte) {
 
 namespace {
 
+constexpr std::pair<char, const char*> kMessageNames[] = {
+    {'B', "Begin"},         {'C', "Commit"},       {'O', "Origin"},
+    {'R', "Relation"},      {'Y', "Type"},         {'I', "Insert"},
+    {'U', "Update"},        {'D', "Delete"},       {'T', "Truncate"},
+    {'M', "Message"},       {'S', "Stream Start"}, {'E', "Stream Stop"},
+    {'c', "Stream Commit"}, {'A', "Stream Abort"},
+};
+
+// Null for a type byte pgoutput v1/v2 does not send.
 const char* MessageName(char type) {
-  switch (type) {
-    case 'B': return "Begin";
-    case 'C': return "Commit";
-    case 'O': return "Origin";
-    case 'R': return "Relation";
-    case 'Y': return "Type";
-    case 'I': return "Insert";
-    case 'U': return "Update";
-    case 'D': return "Delete";
-    case 'T': return "Truncate";
-    case 'M': return "Message";
-    case 'S': return "Stream Start";
-    case 'E': return "Stream Stop";
-    case 'c': return "Stream Commit";
-    case 'A': return "Stream Abort";
+  for (const auto& [t, name] : kMessageNames) {
+    if (t == type) return name;
   }
-  return "unknown";
+  return nullptr;
 }
 
-// Big-endian reader over one message, positioned after the type byte so
-// that offsets in errors count from the start of the message. The first
-// failure sticks: later reads
-// return zero values and read nothing, so a decoder can read a whole message
-// and check once; loops bounded by a count read from the wire must still
-// check ok() (or check the remaining size) so a bogus count costs nothing.
+// Big-endian reader over one message, starting after the type byte (so that
+// offsets in errors count from the start of the message). The first failure
+// sticks: later reads return zero values and consume nothing, so a decoder
+// can read a whole message and check once. Loops bounded by a count from
+// the wire must still check ok() or the remaining size, so that a bogus
+// count costs neither time nor memory.
 class Reader {
  public:
   Reader(std::string_view data, char type, Lsn wal_lsn)
@@ -101,8 +96,10 @@ class Reader {
   // The error if any, else an error if bytes are left over.
   Status Finish() {
     if (ok() && pos_ != data_.size()) {
-      Fail(std::to_string(data_.size() - pos_) +
-           " trailing bytes after offset " + std::to_string(pos_));
+      size_t extra = data_.size() - pos_;
+      Fail(std::to_string(extra) +
+           (extra == 1 ? " trailing byte" : " trailing bytes") +
+           " after offset " + std::to_string(pos_));
     }
     return error_;
   }
@@ -373,11 +370,6 @@ Message ReadBody(Reader* r, char type, bool in_stream) {
   return StreamStop{};  // not reached: DecodeMessage checks the type first
 }
 
-bool KnownType(char type) {
-  return std::string_view("BCORYIUDTMSEcA").find(type) !=
-         std::string_view::npos;
-}
-
 }  // namespace
 
 Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
@@ -386,7 +378,7 @@ Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
     return Status::BadInput("empty pgoutput message at " + FormatLsn(wal_lsn));
   }
   char type = data[0];
-  if (!KnownType(type)) {
+  if (MessageName(type) == nullptr) {
     return Status::BadInput("unrecognized pgoutput message type " +
                             DescribeByte(static_cast<uint8_t>(type)) + " at " +
                             FormatLsn(wal_lsn));

@@ -36,7 +36,9 @@ struct TupleColumn {
   Kind kind = Kind::kNull;
   std::string value;  // only for kText and kBinary
 
-  bool has_value() const { return kind == Kind::kText || kind == Kind::kBinary; }
+  bool has_value() const {
+    return kind == Kind::kText || kind == Kind::kBinary;
+  }
 };
 using TupleData = std::vector<TupleColumn>;
 
@@ -46,20 +48,20 @@ using TupleData = std::vector<TupleColumn>;
 using Xid = uint32_t;
 using Oid = uint32_t;
 
-struct Begin {  // 'B'
+struct Begin {              // 'B'
   Lsn final_lsn = 0;        // LSN of the commit record
   int64_t commit_time = 0;  // µs since the Unix epoch
   Xid xid = 0;
 };
 
-struct Commit {  // 'C'
+struct Commit {       // 'C'
   uint8_t flags = 0;  // always 0 (anything else is rejected)
   Lsn commit_lsn = 0;
   Lsn end_lsn = 0;
   int64_t commit_time = 0;  // µs since the Unix epoch
 };
 
-struct Origin {  // 'O'
+struct Origin {        // 'O'
   Lsn origin_lsn = 0;  // commit LSN on the origin server
   std::string name;
 };
@@ -152,8 +154,8 @@ struct StreamCommit {  // 'c'
 };
 
 struct StreamAbort {  // 'A'
-  Xid xid = 0;     // top-level transaction
-  Xid subxid = 0;  // the aborted (sub)transaction; == xid for the whole one
+  Xid xid = 0;        // top-level transaction
+  Xid subxid = 0;     // the aborted (sub)transaction; == xid for the whole one
 };
 
 using Message =

@@ -1,0 +1,392 @@
+#include "cdc/capture/capture.h"
+
+#include <poll.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "cdc/base/coding.h"
+#include "cdc/base/time.h"
+#include "cdc/capture/metrics.h"
+#include "cdc/capture/source.h"
+#include "cdc/cli/cli.h"
+#include "cdc/cli/notify.h"
+#include "cdc/log/retention.h"
+#include "cdc/log/writer.h"
+#include "cdc/pg/conn.h"
+#include "cdc/pg/event_builder.h"
+#include "cdc/pg/pgoutput.h"
+
+namespace cdc::capture {
+
+namespace {
+
+constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
+constexpr int64_t kPositionFrameEveryUs = 1000000;  // keepalive positions
+constexpr int64_t kHousekeepingEveryUs = 1000000;
+constexpr int64_t kRetentionEveryUs = 10000000;
+
+uint64_t BE64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+void Say(const Options& o, const std::string& msg) {
+  if (!o.quiet) fprintf(stderr, "cdc-capture: %s\n", msg.c_str());
+}
+
+class Capture {
+ public:
+  explicit Capture(const Options& o)
+      : o_(o), builder_(&catalog_), types_(o.dsn) {}
+
+  Status Run();
+
+ private:
+  Status Session(pg::Connection& conn);  // one connection's worth
+  Status Handle(pg::Connection& conn, const std::string& msg);
+  Status HandleXLogData(const std::string& msg);
+  Status HandleKeepalive(pg::Connection& conn, const std::string& msg);
+  Status Append(const std::vector<std::string>& events);
+  Status CommitTxn(Lsn lsn, int64_t time, uint64_t xid, uint64_t events);
+  Status Timers(pg::Connection& conn, int64_t now);
+  Status SendStatus(pg::Connection& conn, bool reply);
+  Status RecordPosition(Lsn wal_end, int64_t now);
+  Status Drain(pg::Connection* conn);
+  void Housekeeping(int64_t now);
+  Lsn FlushPosition() const {
+    Lsn d = w_->durable_lsn();
+    return w_->has_commit() || d > 0 ? d + 1 : 0;
+  }
+
+  Options o_;
+  std::unique_ptr<log::LogWriter> w_;
+  pg::TypeCatalog catalog_;
+  pg::EventBuilder builder_;
+  TypeLookup types_;
+  cli::Notifier notify_;
+  Metrics m_;
+  std::vector<std::string> events_;
+
+  bool in_txn_ = false;
+  bool skip_txn_ = false;
+  Lsn skip_upto_ = 0;  // transactions at or below this are in the log
+  bool has_skip_upto_ = false;
+  pg::Xid txn_xid_ = 0;
+  uint64_t txn_events_ = 0;
+
+  Lsn received_ = 0;
+  Lsn acked_ = 0;
+  Lsn idle_target_ = 0;
+  bool idle_done_ = false;
+  int64_t first_unsynced_ = 0;
+  int64_t last_status_ = 0;
+  int64_t last_position_frame_ = 0;
+  int64_t next_housekeeping_ = 0;
+  int64_t next_retention_ = 0;
+  int64_t next_metrics_ = 0;
+  bool ready_sent_ = false;
+  bool streamed_ = false;  // the last session got as far as streaming
+};
+
+Status Capture::Append(const std::vector<std::string>& events) {
+  for (const auto& e : events) {
+    CDC_RETURN_IF_ERROR(w_->Append(e));
+    m_.bytes += e.size();
+  }
+  txn_events_ += events.size();
+  return Status::OK();
+}
+
+Status Capture::CommitTxn(Lsn lsn, int64_t time, uint64_t xid,
+                          uint64_t events) {
+  CDC_RETURN_IF_ERROR(w_->Commit(lsn, time, xid));
+  m_.events += events;
+  ++m_.transactions;
+  if (first_unsynced_ == 0) first_unsynced_ = MonoMicros();
+  return Status::OK();
+}
+
+Status Capture::HandleXLogData(const std::string& msg) {
+  if (msg.size() < 25) return Status::BadInput("short XLogData message");
+  const Lsn start = BE64(msg.data() + 1);
+  received_ = std::max(received_, start);
+  std::string_view payload(msg.data() + 25, msg.size() - 25);
+  CDC_ASSIGN_OR_RETURN(pg::Message m, pg::DecodeMessage(payload, start, false));
+  events_.clear();
+  if (auto* b = std::get_if<pg::Begin>(&m)) {
+    in_txn_ = true;
+    txn_xid_ = b->xid;
+    txn_events_ = 0;
+    skip_txn_ = has_skip_upto_ && b->final_lsn <= skip_upto_;
+    return builder_.Apply(m, &events_);
+  }
+  if (auto* c = std::get_if<pg::Commit>(&m)) {
+    CDC_RETURN_IF_ERROR(builder_.Apply(m, &events_));
+    in_txn_ = false;
+    if (skip_txn_) {
+      ++m_.skipped_transactions;
+      return Status::OK();
+    }
+    return CommitTxn(c->commit_lsn, c->commit_time, txn_xid_, txn_events_);
+  }
+  if (auto* t = std::get_if<pg::Type>(&m)) {
+    Status s = types_.Lookup(t->oid, &catalog_);
+    if (!s.ok())
+      Say(o_, "warning: cannot look up type " + t->nspname + "." + t->name +
+                  " (its values render as text): " + s.message());
+  }
+  auto* lm = std::get_if<pg::LogicalMessage>(&m);
+  const bool lone_message = lm != nullptr && !in_txn_;
+  CDC_RETURN_IF_ERROR(builder_.Apply(m, &events_));
+  if (events_.empty()) return Status::OK();
+  if (lone_message) {
+    // A non-transactional message is a transaction of its own.
+    if (has_skip_upto_ && lm->lsn <= skip_upto_) return Status::OK();
+    txn_events_ = 0;
+    CDC_RETURN_IF_ERROR(Append(events_));
+    return CommitTxn(lm->lsn, NowMicros(), 0, events_.size());
+  }
+  if (skip_txn_) return Status::OK();
+  return Append(events_);
+}
+
+Status Capture::RecordPosition(Lsn wal_end, int64_t now) {
+  // Only when nothing received is unwritten: advancing past a buffered
+  // transaction would lose it.
+  if (in_txn_ || w_->in_txn() || wal_end == 0) return Status::OK();
+  const Lsn pos = wal_end - 1;
+  if (w_->has_commit() && pos <= w_->last_commit_lsn()) return Status::OK();
+  if (has_skip_upto_ && pos <= skip_upto_) return Status::OK();
+  CDC_RETURN_IF_ERROR(w_->Commit(pos, NowMicros(), 0));
+  last_position_frame_ = now;
+  return w_->RequestSync();
+}
+
+Status Capture::HandleKeepalive(pg::Connection& conn, const std::string& msg) {
+  if (msg.size() < 18) return Status::BadInput("short keepalive message");
+  const Lsn wal_end = BE64(msg.data() + 1);
+  const bool reply = msg[17] != 0;
+  m_.server_wal_end = std::max(m_.server_wal_end, wal_end);
+  const int64_t now = MonoMicros();
+  if (!in_txn_ && (now - last_position_frame_ >= kPositionFrameEveryUs ||
+                   (o_.exit_when_idle && wal_end >= idle_target_)))
+    CDC_RETURN_IF_ERROR(RecordPosition(wal_end, now));
+  if (o_.exit_when_idle && !in_txn_ && wal_end >= idle_target_)
+    idle_done_ = true;
+  if (reply) return SendStatus(conn, false);
+  return Status::OK();
+}
+
+Status Capture::Handle(pg::Connection& conn, const std::string& msg) {
+  if (msg.empty()) return Status::BadInput("empty replication message");
+  switch (msg[0]) {
+    case 'w':
+      return HandleXLogData(msg);
+    case 'k':
+      return HandleKeepalive(conn, msg);
+    default:
+      return Status::BadInput("unrecognized replication message type " +
+                              pg::DescribeByte(static_cast<uint8_t>(msg[0])) +
+                              " after " + FormatLsn(received_));
+  }
+}
+
+Status Capture::SendStatus(pg::Connection& conn, bool reply) {
+  const Lsn flush = FlushPosition();
+  CDC_RETURN_IF_ERROR(
+      conn.SendStatus(std::max(received_, flush), flush, reply));
+  acked_ = flush;
+  last_status_ = MonoMicros();
+  return Status::OK();
+}
+
+void Capture::Housekeeping(int64_t now) {
+  m_.received_lsn = received_;
+  m_.durable_lsn = w_->durable_lsn();
+  struct statvfs vfs;
+  if (statvfs(o_.log.c_str(), &vfs) == 0) {
+    const uint64_t avail =
+        static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
+    const bool low = avail < o_.min_free_bytes;
+    if (low != m_.paused)
+      Say(o_, low ? "warning: free disk " + std::to_string(avail >> 20) +
+                        " MiB is below the floor; pausing reading (nothing "
+                        "new is acknowledged until space is freed)"
+                  : "free disk is above the floor again; resuming");
+    m_.paused = low;
+  }
+  if (o_.retention.any() && now >= next_retention_) {
+    next_retention_ = now + kRetentionEveryUs;
+    auto r = log::ApplyRetention(o_.log, o_.retention, NowMicros(), false);
+    if (!r.ok())
+      Say(o_, "warning: retention: " + r.status().message());
+    else if (!r->removed.empty())
+      Say(o_, "retention removed " + std::to_string(r->removed.size()) +
+                  " segments; earliest retained seq " +
+                  std::to_string(r->first_seq));
+  }
+  if (!o_.metrics_file.empty() && now >= next_metrics_) {
+    next_metrics_ = now + static_cast<int64_t>(o_.metrics_interval_s * 1e6);
+    Status s = WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats());
+    if (!s.ok()) Say(o_, "warning: metrics: " + s.message());
+  }
+  notify_.SetStatus((m_.paused ? "paused (disk); " : "streaming; ") +
+                    std::to_string(m_.events) + " events, durable at " +
+                    FormatLsn(m_.durable_lsn));
+  notify_.MaybePingWatchdog(now);
+}
+
+Status Capture::Timers(pg::Connection& conn, int64_t now) {
+  if (first_unsynced_ != 0 &&
+      (now - first_unsynced_ >= static_cast<int64_t>(o_.commit_delay_ms * 1000) ||
+       w_->unsynced_commits() >= 10000)) {
+    CDC_RETURN_IF_ERROR(w_->RequestSync());
+    first_unsynced_ = 0;
+  }
+  const Lsn flush = FlushPosition();
+  const int64_t interval = static_cast<int64_t>(o_.status_interval_s * 1e6);
+  if (now - last_status_ >= interval ||
+      (flush > acked_ && now - last_status_ >= 100000))
+    CDC_RETURN_IF_ERROR(SendStatus(conn, false));
+  if (now >= next_housekeeping_) {
+    next_housekeeping_ = now + kHousekeepingEveryUs;
+    Housekeeping(now);
+  }
+  return Status::OK();
+}
+
+Status Capture::Session(pg::Connection& conn) {
+  CDC_ASSIGN_OR_RETURN(SlotState slot, PrepareSource(conn, o_, *w_));
+  CDC_RETURN_IF_ERROR(LoadTypeCatalog(conn, &catalog_));
+  has_skip_upto_ = w_->has_commit();
+  skip_upto_ = w_->last_commit_lsn();
+  idle_target_ = slot.server_lsn;
+  const Lsn start = has_skip_upto_ ? skip_upto_ + 1 : 0;
+  CDC_RETURN_IF_ERROR(conn.StartReplication(o_.slot, start, o_.publication));
+  streamed_ = true;
+  Say(o_, "streaming from slot " + o_.slot + " (log at " +
+              (has_skip_upto_ ? FormatLsn(skip_upto_) : std::string("start")) +
+              ", slot confirmed " + FormatLsn(slot.confirmed_flush) + ")");
+  if (!ready_sent_) {
+    notify_.Ready();
+    ready_sent_ = true;
+  }
+  last_status_ = MonoMicros();
+  std::string msg;
+  for (;;) {
+    if (cli::StopRequested() || idle_done_) return Status::OK();
+    int got = 0;
+    if (!m_.paused) {
+      CDC_ASSIGN_OR_RETURN(got, conn.ReadCopy(&msg));
+      if (got < 0)
+        return Status::Unavailable("PostgreSQL ended the replication stream: " +
+                                   conn.ErrorMessage());
+      if (got > 0) CDC_RETURN_IF_ERROR(Handle(conn, msg));
+    }
+    const int64_t now = MonoMicros();
+    if (got > 0) {
+      if (first_unsynced_ != 0 || now >= next_housekeeping_ ||
+          now - last_status_ >= 100000)
+        CDC_RETURN_IF_ERROR(Timers(conn, now));
+      continue;
+    }
+    // Nothing to read: nothing to batch with either, so sync now.
+    if (first_unsynced_ != 0) {
+      CDC_RETURN_IF_ERROR(w_->RequestSync());
+      first_unsynced_ = 0;
+    }
+    CDC_RETURN_IF_ERROR(Timers(conn, now));
+    // Wake for data, or soon while a sync is in flight (to acknowledge it).
+    const bool waiting_ack = w_->durable_lsn() != w_->last_commit_lsn() ||
+                             FlushPosition() > acked_;
+    pollfd p{conn.socket(), static_cast<short>(m_.paused ? 0 : POLLIN), 0};
+    if (::poll(&p, 1, waiting_ack ? 5 : 200) < 0 && errno != EINTR)
+      return Status::IOError(std::string("poll: ") + strerror(errno));
+  }
+}
+
+Status Capture::Drain(pg::Connection* conn) {
+  // An open transaction is incomplete: drop it; PostgreSQL sends it again
+  // because it was never acknowledged.
+  if (w_->in_txn()) CDC_RETURN_IF_ERROR(w_->Abort());
+  if (builder_.in_transaction()) builder_.EndTransaction();
+  in_txn_ = false;
+  CDC_RETURN_IF_ERROR(w_->Sync());
+  first_unsynced_ = 0;
+  if (conn != nullptr) {
+    Status s = SendStatus(*conn, false);
+    conn->EndCopy();
+    if (!s.ok()) Say(o_, "warning: final status not sent: " + s.message());
+  }
+  return Status::OK();
+}
+
+Status Capture::Run() {
+  CDC_RETURN_IF_ERROR(log::OpenOrCreateLog(o_.log).status());
+  log::WriterOptions wo;
+  wo.segment_bytes = o_.segment_bytes;
+  CDC_ASSIGN_OR_RETURN(w_, log::LogWriter::Open(o_.log, wo));
+  if (w_->recovery().truncated_bytes > 0)
+    Say(o_, "recovered the log: cut a torn tail of " +
+                std::to_string(w_->recovery().truncated_bytes) + " bytes");
+  Say(o_, "log " + o_.log + " at seq " + std::to_string(w_->next_seq()) +
+              ", connecting to " + pg::RedactDsn(o_.dsn));
+  int64_t failing_since = 0;
+  int64_t backoff_ms = 500;
+  for (;;) {
+    Status s;
+    std::unique_ptr<pg::Connection> conn;
+    auto c = pg::Connection::Connect(o_.dsn, true);
+    if (c.ok()) {
+      conn = std::move(c).value();
+      s = Session(*conn);
+      if (s.ok()) {
+        // Stopped or idle: leave everything durable and acknowledged.
+        Status d = Drain(conn.get());
+        notify_.Stopping();
+        Housekeeping(MonoMicros());
+        Say(o_, "stopped at seq " + std::to_string(w_->next_seq() - 1) +
+                    ", durable at " + FormatLsn(w_->durable_lsn()));
+        return d;
+      }
+    } else {
+      s = c.status();
+    }
+    ++m_.errors;
+    const bool retry = s.code() == Code::kUnavailable ||
+                       s.code() == Code::kBusy;
+    Status d = Drain(conn.get());
+    if (!d.ok()) return d;
+    if (!retry) return s;
+    const int64_t now = MonoMicros();
+    if (failing_since == 0 || streamed_) {
+      failing_since = now;  // a new run of failures
+      if (streamed_) backoff_ms = 500;
+      streamed_ = false;
+    }
+    if (now - failing_since >= static_cast<int64_t>(o_.reconnect_max_s * 1e6))
+      return Status::Unavailable(
+          "gave up after " + std::to_string(static_cast<int>(o_.reconnect_max_s)) +
+          " s of failures: " + s.message());
+    Say(o_, s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
+    for (int64_t waited = 0; waited < backoff_ms && !cli::StopRequested();
+         waited += 50)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (cli::StopRequested()) return Status::OK();
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, 30000);
+    ++m_.reconnects;
+  }
+}
+
+}  // namespace
+
+Status Run(const Options& opts) {
+  Capture c(opts);
+  return c.Run();
+}
+
+}  // namespace cdc::capture

@@ -1,0 +1,33 @@
+// Counters of a capture run and their Prometheus textfile form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/log/writer.h"
+
+namespace cdc::capture {
+
+struct Metrics {
+  uint64_t events = 0;
+  uint64_t transactions = 0;
+  uint64_t skipped_transactions = 0;  // already in the log (after a restart)
+  uint64_t bytes = 0;                 // stored event bytes appended
+  uint64_t reconnects = 0;
+  uint64_t errors = 0;
+  Lsn received_lsn = 0;
+  Lsn durable_lsn = 0;
+  Lsn server_wal_end = 0;
+  bool paused = false;  // free-disk floor reached
+};
+
+// Prometheus text exposition of `m` and the writer's fsync histogram.
+std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync);
+// Writes it atomically (temp file + rename), for node_exporter's textfile
+// collector.
+Status WriteMetricsFile(const std::string& path, const Metrics& m,
+                        const log::SyncStats& sync);
+
+}  // namespace cdc::capture

@@ -1,0 +1,161 @@
+#include "cdc/capture/source.h"
+
+#include "cdc/log/log_dir.h"
+
+namespace cdc::capture {
+
+namespace {
+
+std::string QualifiedTable(pg::Connection& conn, const std::string& t) {
+  size_t dot = t.find('.');
+  if (dot == std::string::npos) return conn.QuoteIdent(t);
+  return conn.QuoteIdent(t.substr(0, dot)) + "." +
+         conn.QuoteIdent(t.substr(dot + 1));
+}
+
+Status EnsurePublication(pg::Connection& conn, const Options& o) {
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult r,
+      conn.Exec("SELECT 1 FROM pg_publication WHERE pubname = " +
+                conn.QuoteLiteral(o.publication)));
+  if (r.rows() > 0) return Status::OK();
+  std::string sql = "CREATE PUBLICATION " + conn.QuoteIdent(o.publication);
+  if (o.tables.empty()) {
+    sql += " FOR ALL TABLES";
+  } else {
+    sql += " FOR TABLE ";
+    for (size_t i = 0; i < o.tables.size(); ++i)
+      sql += (i ? ", " : "") + QualifiedTable(conn, o.tables[i]);
+  }
+  // Partitions report under their published root, as consumers expect.
+  sql += " WITH (publish_via_partition_root = true)";
+  auto made = conn.Exec(sql);
+  if (!made.ok())
+    return made.status().Annotate("cannot create publication " +
+                                  o.publication);
+  fprintf(stderr, "cdc-capture: created publication %s (%s)\n",
+          o.publication.c_str(),
+          o.tables.empty() ? "all tables" : "listed tables");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
+                                log::LogWriter& writer) {
+  CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn.IdentifySystem());
+  log::SourceIdentity src{sys.system_id, sys.dbname, o.slot, o.publication};
+  log::LogIdentity id = writer.identity();
+  if (id.source && !(*id.source == src)) {
+    const auto& s = *id.source;
+    return Status::Config(
+        "log " + o.log + " belongs to system " + s.system_id + " database " +
+        s.database + " slot " + s.slot + " publication " + s.publication +
+        ", not system " + src.system_id + " database " + src.database +
+        " slot " + src.slot + " publication " + src.publication +
+        " (use another --log for this source)");
+  }
+  if (!id.source) {
+    if (writer.next_seq() > 1)
+      return Status::Config("log " + o.log +
+                            " holds imported events and no source; capture "
+                            "needs an empty log or its own");
+    CDC_RETURN_IF_ERROR(log::SetSource(o.log, &id, src));
+  }
+  CDC_RETURN_IF_ERROR(EnsurePublication(conn, o));
+
+  SlotState st;
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult slot,
+      conn.Exec("SELECT plugin, database, confirmed_flush_lsn, "
+                "pg_current_wal_flush_lsn() FROM pg_replication_slots WHERE "
+                "slot_name = " +
+                conn.QuoteLiteral(o.slot)));
+  if (slot.rows() == 0) {
+    CDC_ASSIGN_OR_RETURN(pg::PgResult made,
+                         conn.Exec("CREATE_REPLICATION_SLOT " +
+                                   conn.QuoteIdent(o.slot) +
+                                   " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
+    st.created = true;
+    CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(made.get(0, 1)));
+    fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
+            o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
+    CDC_ASSIGN_OR_RETURN(pg::PgResult now,
+                         conn.Exec("SELECT pg_current_wal_flush_lsn()"));
+    CDC_ASSIGN_OR_RETURN(st.server_lsn, ParseLsn(now.get(0, 0)));
+  } else {
+    if (slot.get(0, 0) != "pgoutput" || slot.get(0, 1) != sys.dbname)
+      return Status::Config("replication slot " + o.slot + " uses plugin " +
+                            slot.get(0, 0) + " on database " +
+                            slot.get(0, 1) + "; cdc needs pgoutput on " +
+                            sys.dbname);
+    if (!slot.is_null(0, 2)) {
+      CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(slot.get(0, 2)));
+    }
+    CDC_ASSIGN_OR_RETURN(st.server_lsn, ParseLsn(slot.get(0, 3)));
+  }
+
+  // The log records every position we acknowledged (invariant 2), so a slot
+  // ahead of it means changes nobody wrote here: a restored old backup, or
+  // another consumer of the slot.
+  if (writer.has_commit() &&
+      st.confirmed_flush > writer.last_commit_lsn() + 1) {
+    std::string msg =
+        "gap: log " + o.log + " ends at " + FormatLsn(writer.last_commit_lsn()) +
+        " but slot " + o.slot + " has confirmed up to " +
+        FormatLsn(st.confirmed_flush) +
+        "; the changes in between are gone from the slot. Restore a newer "
+        "backup of the log, start a new log with a new slot, or pass "
+        "--accept-gap to continue with the gap";
+    if (!o.accept_gap) return Status::Gap(msg);
+    fprintf(stderr, "cdc-capture: warning: %s (accepted)\n", msg.c_str());
+  }
+  return st;
+}
+
+Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog) {
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult r,
+      conn.Exec("SELECT oid, typtype, typbasetype, typelem FROM pg_type "
+                "WHERE oid >= 16384 AND (typtype = 'd' OR typelem <> 0) "
+                "AND typdelim = ','"));
+  for (int i = 0; i < r.rows(); ++i) {
+    uint32_t oid = static_cast<uint32_t>(std::stoul(r.get(i, 0)));
+    if (r.get(i, 1) == "d")
+      catalog->domain_base[oid] = static_cast<uint32_t>(std::stoul(r.get(i, 2)));
+    else
+      catalog->array_element[oid] =
+          static_cast<uint32_t>(std::stoul(r.get(i, 3)));
+  }
+  return Status::OK();
+}
+
+Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
+  if (catalog->domain_base.count(oid) || catalog->array_element.count(oid))
+    return Status::OK();
+  if (!conn_) {
+    CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(dsn_, false));
+  }
+  auto r = conn_->ExecParams(
+      "SELECT typtype, typbasetype, typelem, typdelim FROM pg_type WHERE "
+      "oid = $1",
+      {std::to_string(oid)});
+  if (!r.ok()) {
+    conn_.reset();  // reconnect next time
+    return r.status();
+  }
+  if (r->rows() == 0) return Status::OK();
+  uint32_t next = 0;
+  if (r->get(0, 0) == "d") {
+    next = static_cast<uint32_t>(std::stoul(r->get(0, 1)));
+    catalog->domain_base[oid] = next;
+  } else if (r->get(0, 2) != "0" && r->get(0, 3) == ",") {
+    next = static_cast<uint32_t>(std::stoul(r->get(0, 2)));
+    catalog->array_element[oid] = next;
+  }
+  // A domain over a new array or domain type, or an array of a new domain.
+  if (next >= 16384 && next != oid) return Lookup(next, catalog);
+  return Status::OK();
+}
+
+}  // namespace cdc::capture

@@ -1,0 +1,46 @@
+// Preparing a replication connection: checking the log belongs to this
+// source, creating the publication and slot when missing, the gap check,
+// and the pg_type facts the type renderers need.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/capture/options.h"
+#include "cdc/log/writer.h"
+#include "cdc/pg/conn.h"
+#include "cdc/pg/types.h"
+
+namespace cdc::capture {
+
+struct SlotState {
+  bool created = false;    // we created it just now
+  Lsn confirmed_flush = 0;
+  Lsn server_lsn = 0;      // pg_current_wal_lsn() when we connected
+};
+
+// Checks (and on first use records) the log's source identity, ensures the
+// publication and slot exist, and refuses a gap between the log and the
+// slot unless opts.accept_gap. Config for another source's log or a slot of
+// another plugin or database; Gap (exit 11) with the operator's options.
+Result<SlotState> PrepareSource(pg::Connection& conn, const Options& opts,
+                                log::LogWriter& writer);
+
+// Loads domains' base types and arrays of non-built-in element types.
+Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog);
+
+// Looks one type up (a Type message named a type created after we
+// connected) on a plain connection opened on first use.
+class TypeLookup {
+ public:
+  explicit TypeLookup(std::string dsn) : dsn_(std::move(dsn)) {}
+  Status Lookup(uint32_t oid, pg::TypeCatalog* catalog);
+
+ private:
+  std::string dsn_;
+  std::unique_ptr<pg::Connection> conn_;
+};
+
+}  // namespace cdc::capture

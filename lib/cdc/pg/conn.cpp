@@ -1,0 +1,236 @@
+#include "cdc/pg/conn.h"
+
+#include <libpq-fe.h>
+
+#include <cstring>
+
+#include "cdc/base/coding.h"
+#include "cdc/base/time.h"
+
+namespace cdc::pg {
+
+namespace {
+
+// µs between the Unix epoch and PostgreSQL's (2000-01-01).
+constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
+
+std::string OneLine(const char* msg) {
+  std::string s = msg ? msg : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s;
+}
+
+void PutBE64(char* p, uint64_t v) {
+  for (int i = 7; i >= 0; --i) {
+    p[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+
+}  // namespace
+
+PgResult& PgResult::operator=(PgResult&& o) noexcept {
+  if (this != &o) {
+    PQclear(r_);
+    r_ = o.r_;
+    o.r_ = nullptr;
+  }
+  return *this;
+}
+PgResult::~PgResult() { PQclear(r_); }
+int PgResult::rows() const { return r_ ? PQntuples(r_) : 0; }
+bool PgResult::is_null(int row, int col) const {
+  return PQgetisnull(r_, row, col) != 0;
+}
+std::string PgResult::get(int row, int col) const {
+  return std::string(PQgetvalue(r_, row, col),
+                     static_cast<size_t>(PQgetlength(r_, row, col)));
+}
+
+std::string RedactDsn(const std::string& conninfo) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+  if (opts == nullptr) {
+    PQfreemem(err);
+    return "(unparseable conninfo)";
+  }
+  std::string out;
+  for (PQconninfoOption* o = opts; o->keyword; ++o) {
+    if (o->val == nullptr) continue;
+    if (!out.empty()) out += ' ';
+    out += o->keyword;
+    out += '=';
+    out += std::strcmp(o->keyword, "password") == 0 ? "********" : o->val;
+  }
+  PQconninfoFree(opts);
+  return out;
+}
+
+Result<std::unique_ptr<Connection>> Connection::Connect(
+    const std::string& conninfo, bool replication) {
+  char* err = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &err);
+  if (parsed == nullptr) {
+    std::string msg = OneLine(err ? err : "out of memory");
+    PQfreemem(err);
+    return Status::Config("invalid --dsn: " + msg);
+  }
+  PQconninfoFree(parsed);
+  std::vector<const char*> keys = {"dbname", "client_encoding", "options",
+                                   "fallback_application_name"};
+  std::vector<const char*> vals = {
+      conninfo.c_str(), "UTF8",
+      "-c DateStyle=ISO -c TimeZone=UTC -c IntervalStyle=postgres "
+      "-c extra_float_digits=3 -c bytea_output=hex",
+      "cdc-capture"};
+  if (replication) {
+    keys.push_back("replication");
+    vals.push_back("database");
+  }
+  keys.push_back(nullptr);
+  vals.push_back(nullptr);
+  PGconn* c = PQconnectdbParams(keys.data(), vals.data(), /*expand=*/1);
+  if (c == nullptr) return Status::Internal("libpq: out of memory");
+  std::unique_ptr<Connection> conn(new Connection(c));
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = OneLine(PQerrorMessage(c));
+    if (msg.find("password authentication failed") != std::string::npos ||
+        msg.find("no pg_hba.conf entry") != std::string::npos ||
+        msg.find("authentication failed") != std::string::npos ||
+        msg.find("no password supplied") != std::string::npos ||
+        msg.find("permission denied") != std::string::npos ||
+        msg.find("must be superuser or replication role") != std::string::npos)
+      return Status::Permission("cannot connect to PostgreSQL: " + msg);
+    if (msg.find("does not exist") != std::string::npos)
+      return Status::Config("cannot connect to PostgreSQL: " + msg);
+    return Status::Unavailable("cannot connect to PostgreSQL: " + msg);
+  }
+  return conn;
+}
+
+Connection::~Connection() { PQfinish(conn_); }
+
+std::string Connection::ErrorMessage() const {
+  return OneLine(PQerrorMessage(conn_));
+}
+
+Status Connection::Error(const std::string& what) const {
+  std::string msg = what + ": " + ErrorMessage();
+  if (PQstatus(conn_) != CONNECTION_OK) return Status::Unavailable(msg);
+  if (msg.find("permission denied") != std::string::npos ||
+      msg.find("must be superuser") != std::string::npos ||
+      msg.find("must be owner") != std::string::npos)
+    return Status::Permission(msg);
+  return Status::Unavailable(msg);
+}
+
+Result<PgResult> Connection::Exec(const std::string& sql) {
+  return ExecParams(sql, {});
+}
+
+Result<PgResult> Connection::ExecParams(const std::string& sql,
+                                        const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p.c_str());
+  pg_result* raw =
+      params.empty()
+          ? PQexec(conn_, sql.c_str())
+          : PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()),
+                         nullptr, values.data(), nullptr, nullptr, 0);
+  PgResult r(raw);
+  ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+    std::string first = sql.substr(0, sql.find(' '));
+    return Error(first + " failed");
+  }
+  return r;
+}
+
+std::string Connection::QuoteIdent(const std::string& name) const {
+  char* q = PQescapeIdentifier(conn_, name.c_str(), name.size());
+  std::string out = q ? q : "\"\"";
+  PQfreemem(q);
+  return out;
+}
+
+std::string Connection::QuoteLiteral(const std::string& text) const {
+  char* q = PQescapeLiteral(conn_, text.c_str(), text.size());
+  std::string out = q ? q : "''";
+  PQfreemem(q);
+  return out;
+}
+
+Result<SystemIdentity> Connection::IdentifySystem() {
+  CDC_ASSIGN_OR_RETURN(PgResult r, ExecParams("IDENTIFY_SYSTEM", {}));
+  if (r.rows() != 1) return Status::Unavailable("IDENTIFY_SYSTEM: no row");
+  SystemIdentity id;
+  id.system_id = r.get(0, 0);
+  id.timeline = static_cast<uint32_t>(std::stoul(r.get(0, 1)));
+  CDC_ASSIGN_OR_RETURN(id.xlogpos, ParseLsn(r.get(0, 2)));
+  id.dbname = r.is_null(0, 3) ? "" : r.get(0, 3);
+  return id;
+}
+
+Status Connection::StartReplication(const std::string& slot, Lsn start,
+                                    const std::string& publication) {
+  std::string cmd = "START_REPLICATION SLOT " + QuoteIdent(slot) +
+                    " LOGICAL " + FormatLsn(start) +
+                    " (proto_version '1', publication_names " +
+                    QuoteLiteral(QuoteIdent(publication)) +
+                    ", messages 'true')";
+  pg_result* raw = PQexec(conn_, cmd.c_str());
+  PgResult r(raw);
+  if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_BOTH)
+    return Error("START_REPLICATION failed");
+  return Status::OK();
+}
+
+Result<int> Connection::ReadCopy(std::string* buf) {
+  char* data = nullptr;
+  int n = PQgetCopyData(conn_, &data, /*async=*/1);
+  if (n > 0) {
+    buf->assign(data, static_cast<size_t>(n));
+    PQfreemem(data);
+    return 1;
+  }
+  if (n == 0) {
+    if (PQconsumeInput(conn_) == 0) return Error("replication stream");
+    n = PQgetCopyData(conn_, &data, 1);
+    if (n > 0) {
+      buf->assign(data, static_cast<size_t>(n));
+      PQfreemem(data);
+      return 1;
+    }
+    if (n == 0) return 0;
+  }
+  if (n == -1) {
+    // The server ended COPY: collect its final result for the reason.
+    PgResult r(PQgetResult(conn_));
+    return -1;
+  }
+  return Error("replication stream");
+}
+
+Status Connection::SendStatus(Lsn write, Lsn flush, bool reply_requested) {
+  char msg[34];
+  msg[0] = 'r';
+  PutBE64(msg + 1, write);
+  PutBE64(msg + 9, flush);
+  PutBE64(msg + 17, flush);  // apply: we apply when we flush
+  PutBE64(msg + 25, static_cast<uint64_t>(NowMicros() - kPgEpochOffsetUs));
+  msg[33] = reply_requested ? 1 : 0;
+  if (PQputCopyData(conn_, msg, sizeof msg) <= 0 || PQflush(conn_) < 0)
+    return Error("cannot send status to PostgreSQL");
+  return Status::OK();
+}
+
+void Connection::EndCopy() {
+  PQputCopyEnd(conn_, nullptr);
+  PQflush(conn_);
+}
+
+int Connection::socket() const { return PQsocket(conn_); }
+
+}  // namespace cdc::pg

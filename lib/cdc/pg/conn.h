@@ -1,0 +1,93 @@
+// A libpq connection to PostgreSQL, plain or in replication=database mode,
+// with the COPY BOTH plumbing of logical replication. The only place libpq
+// is used.
+//
+// Sessions are set up for the type renderers: DateStyle=ISO, TimeZone=UTC,
+// IntervalStyle=postgres, extra_float_digits=3, bytea_output=hex,
+// client_encoding=UTF8. Passwords come only from libpq's own sources
+// (.pgpass, PGPASSWORD, passfile=); RedactDsn() hides one given inline.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace cdc::pg {
+
+// Owns a PGresult.
+class PgResult {
+ public:
+  explicit PgResult(pg_result* r = nullptr) : r_(r) {}
+  PgResult(PgResult&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  PgResult& operator=(PgResult&& o) noexcept;
+  PgResult(const PgResult&) = delete;
+  PgResult& operator=(const PgResult&) = delete;
+  ~PgResult();
+
+  int rows() const;
+  bool is_null(int row, int col) const;
+  std::string get(int row, int col) const;
+
+ private:
+  pg_result* r_;
+};
+
+// The conninfo with any password replaced by "********".
+std::string RedactDsn(const std::string& conninfo);
+
+struct SystemIdentity {
+  std::string system_id;
+  uint32_t timeline = 0;
+  Lsn xlogpos = 0;
+  std::string dbname;
+};
+
+class Connection {
+ public:
+  // Unavailable when the server cannot be reached, Permission when it
+  // refuses our credentials, Config for a malformed conninfo.
+  static Result<std::unique_ptr<Connection>> Connect(const std::string& conninfo,
+                                                     bool replication);
+  ~Connection();
+
+  // Runs one command; error unless it returned tuples or completed.
+  Result<PgResult> Exec(const std::string& sql);
+  // Runs a statement with text parameters ($1, $2, ...). Not in replication
+  // mode.
+  Result<PgResult> ExecParams(const std::string& sql,
+                              const std::vector<std::string>& params);
+  std::string QuoteIdent(const std::string& name) const;
+  std::string QuoteLiteral(const std::string& text) const;
+
+  Result<SystemIdentity> IdentifySystem();
+  // START_REPLICATION ... LOGICAL with pgoutput; the connection is then in
+  // COPY BOTH mode.
+  Status StartReplication(const std::string& slot, Lsn start,
+                          const std::string& publication);
+
+  // Reads one CopyData message into `buf`: returns 1, or 0 when none is
+  // available without blocking, or -1 when the server ended the stream.
+  Result<int> ReadCopy(std::string* buf);
+  // Standby status update: write/flush/apply positions, reply request.
+  Status SendStatus(Lsn write, Lsn flush, bool reply_requested);
+  // Sends CopyDone (ends the stream politely before closing).
+  void EndCopy();
+  int socket() const;
+  // The last error of the connection as one line.
+  std::string ErrorMessage() const;
+
+ private:
+  explicit Connection(pg_conn* c) : conn_(c) {}
+  Status Error(const std::string& what) const;
+
+  pg_conn* conn_;
+};
+
+}  // namespace cdc::pg

@@ -1,0 +1,128 @@
+// Turns decoded pgoutput messages into stored-form event lines
+// (cdc/event/event.h), one message at a time: nothing of a transaction is
+// kept but its commit LSN, xid and commit time, so memory does not grow with
+// transaction size.
+//
+// Every event begins {"lsn","xid","ts","op" then, except for op m,
+// "schema","table"; then:
+//   c  "key"  replica-identity columns of the new row (null if the relation
+//             has none), "before":null, "after" the new row
+//   u  "key"  the identity of the row before the change: from the old tuple
+//             when one came ('K' after a key change: key columns only; 'O'
+//             under REPLICA IDENTITY FULL), else from the new row;
+//      "before" the old row when 'O' came, else null; "after" the new row.
+//      An unchanged TOASTed column ('u') is filled from an 'O' old tuple;
+//      otherwise it is left out of "after" and named in "unchanged":[...].
+//   d  "key" from the old tuple, "before" the old row when 'O' came, else
+//      null, "after":null
+//   t  one event per relation: "key","before","after" null and
+//      "options":{"cascade":bool,"restart_identity":bool}
+//   m  "prefix", "content" (a JSON string when valid UTF-8, else base64 with
+//      "content_encoding":"base64"), "transactional"
+//   s  a Relation message that changes a cached relation (its schema or
+//      table name, or its columns' names, type OIDs or key flags):
+//      "key","before","after" null and
+//      "columns":[{"name":..,"type_oid":..,"key":bool},...]. The first
+//      Relation for an OID and identical repeats yield nothing.
+// In a 'K' old tuple, a column that is not part of the key comes as 'n'
+// ("not sent", not NULL) and is left out.
+//
+// "lsn" is the transaction's commit LSN (Begin's final LSN) and "ts" its
+// commit time. A non-transactional logical message has no transaction: its
+// "lsn" is the message's own LSN, "xid" 0 and "ts" the clock's reading.
+//
+// Streamed transactions (protocol v2) are the caller's business: it buffers
+// the changes of each xid from Stream Start to Stream Stop, drops what
+// Stream Abort discards, and on Stream Commit replays the rest through
+// Apply between BeginTransaction and EndTransaction. Passing a stream
+// control message to Apply is an error.
+//
+// Not thread-safe; one builder per replication connection. The relation
+// cache survives reconnects (PostgreSQL resends Relation messages then, and
+// a change made meanwhile is reported as op s).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/pg/pgoutput.h"
+#include "cdc/pg/types.h"
+
+namespace cdc::pg {
+
+class EventBuilder {
+ public:
+  // `catalog` (may be null) must outlive the builder; the caller may add to
+  // it between calls. `clock` returns µs since the Unix epoch (default:
+  // cdc::NowMicros).
+  explicit EventBuilder(const TypeCatalog* catalog = nullptr,
+                        std::function<int64_t()> clock = {});
+
+  // Feeds one message in stream order and appends the stored-form lines it
+  // yields (each without '\n') to `events`. Begin and Commit open and close
+  // the transaction; Relation updates the cache. BadInput for a change to a
+  // relation with no Relation message, a tuple whose column count differs
+  // from its Relation, a value that does not render (see types.h), or a
+  // message out of place (a change outside a transaction, Begin inside
+  // one). Nothing is appended on error.
+  Status Apply(const Message& message, std::vector<std::string>* events);
+
+  // Opens and closes a transaction explicitly, for replaying a streamed
+  // transaction once its Stream Commit arrived.
+  void BeginTransaction(Lsn commit_lsn, Xid xid, int64_t commit_time);
+  void EndTransaction();
+  bool in_transaction() const { return in_txn_; }
+
+  // The cached Relation for `oid`, or null. Valid until the next Apply.
+  const Relation* FindRelation(Oid oid) const;
+
+ private:
+  Status ApplyRelation(const Relation& rel, std::vector<std::string>* events);
+  Status ApplyInsert(const Insert& m, std::vector<std::string>* events);
+  Status ApplyUpdate(const Update& m, std::vector<std::string>* events);
+  Status ApplyDelete(const Delete& m, std::vector<std::string>* events);
+  Status ApplyTruncate(const Truncate& m, std::vector<std::string>* events);
+  Status ApplyMessage(const LogicalMessage& m,
+                      std::vector<std::string>* events);
+
+  // The relation a change refers to, checking the tuples' column counts.
+  Result<const Relation*> RelationFor(Oid oid, const char* what,
+                                      const TupleData* a, const TupleData* b);
+  Status NeedTransaction(const char* what) const;
+  // Appends {"lsn":..,"xid":..,"ts":..,"op":.. and, given a relation,
+  // ,"schema":..,"table":..
+  void AppendHead(char op, const Relation* rel, std::string* line) const;
+  // Appends {"col":value,...} of the columns of `tuple` that have something
+  // to show; with `keys_only`, only the replica-identity columns.
+  Status AppendRow(const Relation& rel, const TupleData& tuple, bool keys_only,
+                   std::string* out) const;
+  // Appends the key object, or null if the relation has no key column.
+  Status AppendKey(const Relation& rel, const TupleData& tuple,
+                   std::string* out) const;
+  // Appends the new row as "after": an unchanged TOASTed column is taken
+  // from `old` when `old_kind` allows, else its index goes to `unchanged`.
+  Status AppendNewRow(const Relation& rel, const TupleData& tuple,
+                      char old_kind, const TupleData& old, std::string* out,
+                      std::vector<size_t>* unchanged) const;
+  static void AppendUnchanged(const Relation& rel,
+                              const std::vector<size_t>& unchanged,
+                              std::string* out);
+  Status AppendColumn(const Relation& rel, size_t i, const TupleColumn& col,
+                      std::string* out) const;
+
+  const TypeCatalog* catalog_;
+  std::function<int64_t()> clock_;
+  std::unordered_map<Oid, Relation> relations_;
+
+  bool in_txn_ = false;
+  Xid xid_ = 0;
+  std::string lsn_text_;  // the open transaction's, rendered once
+  std::string ts_text_;
+};
+
+}  // namespace cdc::pg

@@ -1,0 +1,262 @@
+#include "cdc/pg/json_text.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cdc::pg {
+
+namespace {
+
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  auto cont = [&](size_t k) { return k < s.size() && (at(k) & 0xc0) == 0x80; };
+  uint8_t c = at(i);
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    if (!cont(i + 1) || !cont(i + 2)) return 0;
+    if (c == 0xe0 && at(i + 1) < 0xa0) return 0;   // overlong
+    if (c == 0xed && at(i + 1) >= 0xa0) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
+    if (c == 0xf0 && at(i + 1) < 0x90) return 0;   // overlong
+    if (c == 0xf4 && at(i + 1) >= 0x90) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+void AppendQuoted(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr std::string_view kSpecial = "\"\\\b\f\n\r\t";
+  static constexpr std::string_view kLetter = "\"\\bfnrt";
+  out->push_back('"');
+  size_t plain = 0;  // start of the run not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.data() + plain, i - plain);
+    plain = i + 1;
+    size_t k = kSpecial.find(static_cast<char>(c));
+    if (k != std::string_view::npos) {
+      out->push_back('\\');
+      out->push_back(kLetter[k]);
+    } else {
+      out->append("\\u00");
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+    }
+  }
+  out->append(s.data() + plain, s.size() - plain);
+  out->push_back('"');
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// Returns the length of the number at s[p...], 0 if none.
+size_t JsonNumberLength(std::string_view s, size_t p, bool integer_only) {
+  size_t i = p;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+    return i - start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (digits() == 0) {
+    return 0;
+  }
+  if (integer_only) return i - p;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) return 0;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return 0;
+  }
+  return i - p;
+}
+
+// Copies the JSON text `s` to `out` without insignificant whitespace,
+// checking RFC 8259 grammar. Strings and numbers are copied byte for byte,
+// so nothing is lost to a double or to key reordering. Iterative: nesting
+// depth costs heap, not stack.
+bool CompactJsonTo(std::string_view s, std::string* out) {
+  size_t p = 0;
+  std::vector<char> open;  // '{' or '['
+  auto ws = [&] {
+    while (p < s.size() &&
+           (s[p] == ' ' || s[p] == '\t' || s[p] == '\n' || s[p] == '\r'))
+      ++p;
+  };
+  auto string = [&]() -> bool {
+    if (p >= s.size() || s[p] != '"') return false;
+    size_t start = p++;
+    bool pending_high = false;  // a \uD800-\uDBFF waiting for its pair
+    while (p < s.size() && s[p] != '"') {
+      auto c = static_cast<unsigned char>(s[p]);
+      if (c < 0x20) return false;
+      if (c != '\\') {
+        if (pending_high) return false;
+        ++p;
+        continue;
+      }
+      if (++p >= s.size()) return false;
+      char e = s[p++];
+      if (e == 'u') {
+        if (p + 4 > s.size()) return false;
+        int v = 0;
+        for (int k = 0; k < 4; ++k) {
+          int h = HexValue(s[p + k]);
+          if (h < 0) return false;
+          v = v * 16 + h;
+        }
+        p += 4;
+        bool high = v >= 0xd800 && v <= 0xdbff;
+        bool low = v >= 0xdc00 && v <= 0xdfff;
+        if (low != pending_high) return false;
+        pending_high = high;
+      } else if (pending_high || std::string_view("\"\\/bfnrt").find(e) ==
+                                     std::string_view::npos) {
+        return false;
+      }
+    }
+    if (p >= s.size() || pending_high) return false;
+    ++p;
+    out->append(s.data() + start, p - start);
+    return true;
+  };
+  auto scalar = [&]() -> bool {
+    if (p >= s.size()) return false;
+    if (s[p] == '"') return string();
+    for (std::string_view lit : {"true", "false", "null"}) {
+      if (s.substr(p, lit.size()) == lit) {
+        out->append(lit);
+        p += lit.size();
+        return true;
+      }
+    }
+    size_t n = JsonNumberLength(s, p, false);
+    if (n == 0) return false;
+    out->append(s.data() + p, n);
+    p += n;
+    return true;
+  };
+  // Each turn parses a value (or, right after '{', a key and a value);
+  // opening a container loops back for its first member.
+  bool want_key = false;
+  while (true) {
+    ws();
+    if (want_key) {
+      if (!string()) return false;
+      ws();
+      if (p >= s.size() || s[p] != ':') return false;
+      out->push_back(':');
+      ++p;
+      ws();
+      want_key = false;
+    }
+    if (p < s.size() && (s[p] == '{' || s[p] == '[')) {
+      char c = s[p++];
+      out->push_back(c);
+      open.push_back(c);
+      ws();
+      char close = c == '{' ? '}' : ']';
+      if (p < s.size() && s[p] == close) {
+        ++p;
+        out->push_back(close);
+        open.pop_back();
+      } else {
+        want_key = c == '{';
+        continue;
+      }
+    } else if (!scalar()) {
+      return false;
+    }
+    // After a value: close containers, or go on to the next member.
+    while (true) {
+      ws();
+      if (open.empty()) return p == s.size();
+      if (p >= s.size()) return false;
+      char close = open.back() == '{' ? '}' : ']';
+      if (s[p] == close) {
+        ++p;
+        out->push_back(close);
+        open.pop_back();
+        continue;
+      }
+      if (s[p] != ',') return false;
+      ++p;
+      out->push_back(',');
+      want_key = open.back() == '{';
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool AppendJsonString(std::string_view s, std::string* out) {
+  if (!IsValidUtf8(s)) return false;
+  AppendQuoted(s, out);
+  return true;
+}
+
+void AppendBase64(std::string_view bytes, std::string* out) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out->reserve(out->size() + (bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto byte = [&](size_t k) {
+    return static_cast<uint32_t>(static_cast<uint8_t>(bytes[k]));
+  };
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+    for (int shift = 18; shift >= 0; shift -= 6) {
+      out->push_back(kAlphabet[(v >> shift) & 63]);
+    }
+  }
+  size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t v = byte(i) << 16 | (rest == 2 ? byte(i + 1) << 8 : 0);
+    out->push_back(kAlphabet[(v >> 18) & 63]);
+    out->push_back(kAlphabet[(v >> 12) & 63]);
+    out->push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out->push_back('=');
+  }
+}
+
+bool IsJsonNumber(std::string_view s, bool integer_only) {
+  return !s.empty() && JsonNumberLength(s, 0, integer_only) == s.size();
+}
+
+bool AppendCompactJson(std::string_view text, std::string* out) {
+  size_t mark = out->size();
+  if (IsValidUtf8(text) && CompactJsonTo(text, out)) return true;
+  out->resize(mark);
+  return false;
+}
+
+}  // namespace cdc::pg

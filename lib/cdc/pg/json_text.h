@@ -1,0 +1,34 @@
+// JSON text helpers for building event lines without a DOM: UTF-8
+// validation, string escaping, base64, number syntax, and compaction of
+// JSON text that keeps every string and number exactly as written.
+// Pure functions, safe to call from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace cdc::pg {
+
+// True if `s` is well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+// Appends `s` as a quoted, escaped JSON string. False, leaving `out` as it
+// was, if `s` is not valid UTF-8.
+bool AppendJsonString(std::string_view s, std::string* out);
+
+// Appends standard base64 (RFC 4648, padded), without quotes.
+void AppendBase64(std::string_view bytes, std::string* out);
+
+// True if `s` is exactly an RFC 8259 number; with `integer_only`, one
+// without fraction or exponent.
+bool IsJsonNumber(std::string_view s, bool integer_only);
+
+// Appends the JSON text `text` without insignificant whitespace. Strings
+// (escapes included) and numbers are copied byte for byte, so nothing is
+// rounded through a double, and object keys keep their order and
+// duplicates. False, leaving `out` as it was, unless `text` is one strict
+// RFC 8259 value in valid UTF-8 (unpaired \u surrogate escapes included).
+bool AppendCompactJson(std::string_view text, std::string* out);
+
+}  // namespace cdc::pg

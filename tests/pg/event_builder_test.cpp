@@ -1,0 +1,352 @@
+#include "cdc/pg/event_builder.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cdc/base/time.h"
+#include "cdc/event/event.h"
+#include "pg/wire.h"
+
+namespace cdc::pg {
+namespace {
+
+using test::Wire;
+
+const int64_t kCommit = *ParseTimestamp("2026-11-29T07:41:02.123456Z");
+const int64_t kClock = kCommit + 1000000;
+constexpr Lsn kCommitLsn = 0x1634F28;
+constexpr Oid kOrders = 16384;
+constexpr Oid kItems = 16390;
+const std::string kHead =
+    R"({"lsn":"0/1634F28","xid":750,"ts":"2026-11-29T07:41:02.123456Z")";
+
+TupleColumn T(std::string v) {
+  return {TupleColumn::Kind::kText, std::move(v)};
+}
+TupleColumn N() { return {TupleColumn::Kind::kNull, {}}; }
+TupleColumn U() { return {TupleColumn::Kind::kUnchangedToast, {}}; }
+
+// public.orders (id int4 key, status text, total numeric, doc text); under
+// REPLICA IDENTITY FULL every column is flagged as key.
+Relation Orders(bool full = false) {
+  Relation r;
+  r.oid = kOrders;
+  r.nspname = "public";
+  r.relname = "orders";
+  r.replica_identity = full ? 'f' : 'd';
+  uint8_t other = full ? 1 : 0;
+  r.columns = {{1, "id", 23, -1},
+               {other, "status", 25, -1},
+               {other, "total", 1700, -1},
+               {other, "doc", 25, -1}};
+  return r;
+}
+
+Relation Items() {
+  Relation r;
+  r.oid = kItems;
+  r.nspname = "shop";
+  r.relname = "items";
+  r.replica_identity = 'n';
+  r.columns = {{0, "name", 25, -1}};
+  return r;
+}
+
+// Each stored line must be what `cdc-log import` would store for it.
+void CheckStoredForm(const std::string& line) {
+  INFO(line);
+  auto imported = event::ParseImportLine(line);
+  REQUIRE(imported.ok());
+  CHECK(imported->stored == line);
+  event::EventHead head;
+  CHECK(event::ParseHead(line, &head));
+}
+
+struct Fixture {
+  EventBuilder builder{nullptr, [] { return kClock; }};
+  std::vector<std::string> events;
+
+  void Ok(const Message& m) {
+    Status s = builder.Apply(m, &events);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    for (const std::string& line : events) CheckStoredForm(line);
+  }
+  std::string Err(const Message& m) {
+    size_t before = events.size();
+    Status s = builder.Apply(m, &events);
+    REQUIRE_FALSE(s.ok());
+    CHECK(events.size() == before);
+    return s.message();
+  }
+  // Opens transaction 750 and describes the relations.
+  void Start(bool full = false) {
+    Ok(Begin{kCommitLsn, kCommit, 750});
+    Ok(Orders(full));
+    Ok(Items());
+    REQUIRE(events.empty());
+  }
+  std::string Only() {
+    REQUIRE(events.size() == 1);
+    std::string line = events[0];
+    events.clear();
+    return line;
+  }
+};
+
+TEST_CASE("insert: key from the new row, after the row", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Insert{0, kOrders, {T("7"), T("new"), T("12.50"), N()}});
+  CHECK(f.Only() == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
+                            R"("key":{"id":7},"before":null,)"
+                            R"("after":{"id":7,"status":"new","total":"12.50",)"
+                            R"("doc":null}})");
+  // A relation without identity columns has a null key; binary values
+  // are base64.
+  f.Ok(Insert{0, kItems, {{TupleColumn::Kind::kBinary, "\xff"}}});
+  CHECK(f.Only() == kHead +
+                        R"(,"op":"c","schema":"shop","table":"items",)"
+                        R"("key":null,"before":null,"after":{"name":"/w=="}})");
+  f.Ok(Commit{0, kCommitLsn, kCommitLsn + 0x30, kCommit});
+  CHECK(f.events.empty());
+  CHECK_FALSE(f.builder.in_transaction());
+}
+
+TEST_CASE("update under DEFAULT: unchanged TOAST is listed, not invented",
+          "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Update{0, kOrders, 0, {}, {T("7"), T("paid"), T("12.50"), U()}});
+  CHECK(f.Only() == kHead +
+                        R"(,"op":"u","schema":"public","table":"orders",)"
+                        R"("key":{"id":7},"before":null,)"
+                        R"("after":{"id":7,"status":"paid","total":"12.50"},)"
+                        R"("unchanged":["doc"]})");
+}
+
+TEST_CASE("update under FULL: before is the old row, TOAST filled from it",
+          "[pg]") {
+  Fixture f;
+  f.Start(/*full=*/true);
+  f.Ok(Update{0,
+              kOrders,
+              'O',
+              {T("7"), T("new"), T("12.50"), T("big doc")},
+              {T("7"), T("paid"), T("12.50"), U()}});
+  const std::string old_row =
+      R"({"id":7,"status":"new","total":"12.50","doc":"big doc"})";
+  CHECK(f.Only() == kHead +
+                        R"(,"op":"u","schema":"public","table":"orders",)"
+                        R"("key":)" +
+                        old_row + R"(,"before":)" + old_row +
+                        R"(,"after":{"id":7,"status":"paid","total":"12.50",)"
+                        R"("doc":"big doc"}})");
+}
+
+TEST_CASE("update with a key change: key from the K tuple, before null",
+          "[pg]") {
+  Fixture f;
+  f.Start();
+  // In a K tuple the non-key columns come as 'n': "not sent", left out.
+  f.Ok(Update{
+      0, kOrders, 'K', {T("7"), N(), N(), N()}, {T("8"), T("paid"), N(), U()}});
+  CHECK(f.Only() == kHead + R"(,"op":"u","schema":"public","table":"orders",)"
+                            R"("key":{"id":7},"before":null,)"
+                            R"("after":{"id":8,"status":"paid","total":null},)"
+                            R"("unchanged":["doc"]})");
+}
+
+TEST_CASE("delete: key from the old tuple, before only under FULL", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Delete{0, kOrders, 'K', {T("7"), N(), N(), N()}});
+  CHECK(f.Only() == kHead + R"(,"op":"d","schema":"public","table":"orders",)"
+                            R"("key":{"id":7},"before":null,"after":null})");
+
+  Fixture full;
+  full.Start(/*full=*/true);
+  full.Ok(Delete{0, kOrders, 'O', {T("7"), T("paid"), N(), T("d")}});
+  const std::string old_row =
+      R"({"id":7,"status":"paid","total":null,"doc":"d"})";
+  CHECK(full.Only() == kHead +
+                           R"(,"op":"d","schema":"public","table":"orders",)"
+                           R"("key":)" +
+                           old_row + R"(,"before":)" + old_row +
+                           R"(,"after":null})");
+}
+
+TEST_CASE("truncate: one event per relation with its options", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Truncate{0, Truncate::kCascade, {kOrders, kItems}});
+  REQUIRE(f.events.size() == 2);
+  CHECK(f.events[0] == kHead +
+                           R"(,"op":"t","schema":"public","table":"orders",)"
+                           R"("key":null,"before":null,"after":null,)"
+                           R"("options":{"cascade":true,)"
+                           R"("restart_identity":false}})");
+  CHECK(f.events[1] == kHead + R"(,"op":"t","schema":"shop","table":"items",)"
+                               R"("key":null,"before":null,"after":null,)"
+                               R"("options":{"cascade":true,)"
+                               R"("restart_identity":false}})");
+  f.events.clear();
+  // One unknown relation: nothing at all for this message.
+  CHECK(f.Err(Truncate{0, Truncate::kRestartIdentity, {kOrders, 1}}) ==
+        "pgoutput Truncate for relation OID 1 that no Relation message "
+        "described");
+}
+
+TEST_CASE("logical decoding messages", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 0x1634F00, "app",
+                      "hello \"x\""});
+  CHECK(f.Only() == kHead + R"(,"op":"m","prefix":"app",)"
+                            R"("content":"hello \"x\"","transactional":true})");
+  f.Ok(Commit{0, kCommitLsn, kCommitLsn + 0x30, kCommit});
+  // Non-transactional: outside any transaction, its own LSN, xid 0 and the
+  // clock's time; content that is not UTF-8 goes as base64.
+  f.Ok(LogicalMessage{0, 0, 0x1700000, "app", std::string("\xff\x00", 2)});
+  CHECK(f.Only() ==
+        R"({"lsn":"0/1700000","xid":0,"ts":"2026-11-29T07:41:03.123456Z",)"
+        R"("op":"m","prefix":"app","content":"/wA=",)"
+        R"("content_encoding":"base64","transactional":false})");
+  CHECK(f.Err(LogicalMessage{0, 1, 1, "app", "x"}) ==
+        "pgoutput Message message outside a transaction");
+}
+
+TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Orders());  // an identical repeat
+  CHECK(f.events.empty());
+
+  Relation added = Orders();
+  added.columns.push_back({0, "note", 1043, 24});
+  f.Ok(added);
+  CHECK(f.Only() == kHead +
+                        R"(,"op":"s","schema":"public","table":"orders",)"
+                        R"("key":null,"before":null,"after":null,"columns":[)"
+                        R"({"name":"id","type_oid":23,"key":true},)"
+                        R"({"name":"status","type_oid":25,"key":false},)"
+                        R"({"name":"total","type_oid":1700,"key":false},)"
+                        R"({"name":"doc","type_oid":25,"key":false},)"
+                        R"({"name":"note","type_oid":1043,"key":false}]})");
+  f.Ok(added);
+  CHECK(f.events.empty());
+  // The cache follows the new shape.
+  f.Ok(Insert{0, kOrders, {T("1"), N(), N(), N(), T("n")}});
+  CHECK(f.Only().find(R"("note":"n")") != std::string::npos);
+
+  Relation retyped = added;
+  retyped.columns[1].type_oid = 1043;
+  f.Ok(retyped);
+  CHECK(f.Only().find(R"({"name":"status","type_oid":1043,"key":false})") !=
+        std::string::npos);
+  Relation renamed = retyped;
+  renamed.relname = "purchase_orders";
+  f.Ok(renamed);
+  CHECK(f.Only().find(R"("table":"purchase_orders")") != std::string::npos);
+  Relation full = renamed;
+  full.replica_identity = 'f';
+  for (auto& c : full.columns) c.flags = 1;
+  f.Ok(full);
+  CHECK(f.Only().find(R"({"name":"doc","type_oid":25,"key":true})") !=
+        std::string::npos);
+  // The first Relation for an OID reports nothing.
+  Relation other = Items();
+  other.oid = 20000;
+  f.Ok(other);
+  CHECK(f.events.empty());
+  REQUIRE(f.builder.FindRelation(20000) != nullptr);
+  CHECK(f.builder.FindRelation(20000)->relname == "items");
+  CHECK(f.builder.FindRelation(1) == nullptr);
+}
+
+TEST_CASE("messages out of place and bad values are errors", "[pg]") {
+  Fixture f;
+  CHECK(f.Err(Insert{0, kOrders, {}}) ==
+        "pgoutput Insert message outside a transaction");
+  CHECK(f.Err(Commit{}) == "pgoutput Commit message outside a transaction");
+  f.Start();
+  CHECK(f.Err(Begin{1, 2, 751}) ==
+        "pgoutput Begin of xid 751 inside transaction 750");
+  CHECK(f.Err(Insert{0, 999, {}}) ==
+        "pgoutput Insert for relation OID 999 that no Relation message "
+        "described");
+  CHECK(f.Err(Update{0, kOrders, 'K', {T("1")}, {T("1"), N(), N(), N()}}) ==
+        "pgoutput Update for public.orders has 1 columns but its Relation "
+        "message has 4");
+  CHECK(f.Err(Insert{0, kOrders, {T("x"), N(), N(), N()}}) ==
+        "column \"id\" of public.orders: invalid int4 value \"x\"");
+  CHECK(f.Err(Delete{0, kOrders, 'K', {T("1"), N(), N()}}) ==
+        "pgoutput Delete for public.orders has 3 columns but its Relation "
+        "message has 4");
+  Status s = f.builder.Apply(StreamStart{900, true}, &f.events);
+  CHECK(s.code() == Code::kInternal);
+  CHECK(s.message() ==
+        "pgoutput stream message 'S' passed to the event builder (streamed "
+        "transactions are replayed by the caller)");
+}
+
+TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
+          "[pg]") {
+  EventBuilder builder(nullptr, [] { return kClock; });
+  std::vector<std::string> events;
+  auto feed = [&](const Wire& w, bool in_stream) {
+    auto m = DecodeMessage(w.data(), 0x1634E00, in_stream);
+    INFO(m.status().ToString());
+    REQUIRE(m.ok());
+    Status s = builder.Apply(*m, &events);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  };
+  const int64_t pg_time = kCommit - kPostgresEpochOffsetMicros;
+  feed(Wire('B').U64(kCommitLsn).U64(pg_time).U32(750), false);
+  feed(Wire('R')
+           .U32(kOrders)
+           .Str("public")
+           .Str("orders")
+           .U8('d')
+           .I16(2)
+           .U8(1)
+           .Str("id")
+           .U32(23)
+           .I32(-1)
+           .U8(0)
+           .Str("tags")
+           .U32(1009)
+           .I32(-1),
+       false);
+  feed(
+      Wire('I').U32(kOrders).U8('N').I16(2).Text("7").Text(R"({a,"b c",NULL})"),
+      false);
+  feed(Wire('C').U8(0).U64(kCommitLsn).U64(kCommitLsn + 0x30).U64(pg_time),
+       false);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0] == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
+                             R"("key":{"id":7},"before":null,)"
+                             R"("after":{"id":7,"tags":["a","b c",null]}})");
+  CheckStoredForm(events[0]);
+  auto parsed = nlohmann::json::parse(events[0]);
+  CHECK(parsed["after"]["tags"][2].is_null());
+
+  // Stream Commit arrived for xid 900: the caller replays what it buffered
+  // (decoded with in_stream, so with subtransaction xids) under the top-level
+  // transaction's commit LSN, xid and time.
+  events.clear();
+  builder.BeginTransaction(0x2000, 900, kCommit);
+  CHECK(builder.in_transaction());
+  feed(Wire('I').U32(901).U32(kOrders).U8('N').I16(2).Text("8").Null(), true);
+  builder.EndTransaction();
+  CHECK_FALSE(builder.in_transaction());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0] ==
+        R"({"lsn":"0/2000","xid":900,"ts":"2026-11-29T07:41:02.123456Z",)"
+        R"("op":"c","schema":"public","table":"orders","key":{"id":8},)"
+        R"("before":null,"after":{"id":8,"tags":null}})");
+}
+
+}  // namespace
+}  // namespace cdc::pg

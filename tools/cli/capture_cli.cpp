@@ -1,0 +1,122 @@
+// cdc-capture: PostgreSQL logical replication into the event log.
+#include <sstream>
+
+#include "cdc/capture/capture.h"
+#include "cdc/cli/cli.h"
+#include "cdc/pg/conn.h"
+#include "common.h"
+#include "runners.h"
+
+namespace cdc::capture {
+
+namespace {
+
+struct Flags {
+  std::string tables;
+  std::string segment_size = "64M";
+  std::string retain_bytes, retain_age, min_free = "256M";
+  uint64_t retain_segments = 0;
+};
+
+Status Finish(Options* o, const Flags& f) {
+  if (o->dsn.find("password") != std::string::npos &&
+      pg::RedactDsn(o->dsn).find("********") != std::string::npos)
+    return Status::Usage(
+        "--dsn must not carry a password; use PGPASSWORD, ~/.pgpass or "
+        "passfile=");
+  if (o->snapshot != "never" && o->snapshot != "initial")
+    return Status::Usage("--snapshot must be initial or never");
+  if (o->snapshot == "initial")
+    return Status::Usage(
+        "--snapshot initial is not available in this version; copy existing "
+        "rows separately and use --snapshot never");
+  std::stringstream ss(f.tables);
+  for (std::string t; std::getline(ss, t, ',');)
+    if (!t.empty()) o->tables.push_back(t);
+  CDC_ASSIGN_OR_RETURN(o->segment_bytes, tools::ParseSize(f.segment_size));
+  if (!f.retain_bytes.empty()) {
+    CDC_ASSIGN_OR_RETURN(o->retention.max_bytes, tools::ParseSize(f.retain_bytes));
+  }
+  if (!f.retain_age.empty()) {
+    CDC_ASSIGN_OR_RETURN(o->retention.max_age_us,
+                         tools::ParseDuration(f.retain_age));
+  }
+  o->retention.max_segments = f.retain_segments;
+  CDC_ASSIGN_OR_RETURN(o->min_free_bytes, tools::ParseSize(f.min_free));
+  return Status::OK();
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  cli::InstallStopHandlers();
+  CLI::App app{
+      "Capture committed changes from PostgreSQL logical replication "
+      "(pgoutput) into a cdc log, durably and exactly once.",
+      "cdc-capture"};
+  Options o;
+  Flags f;
+  tools::AddLogOption(app, &o.log);
+  app.add_option("--dsn", o.dsn,
+                 "libpq connection string of the source database (no "
+                 "password: use PGPASSWORD, ~/.pgpass or passfile=)")
+      ->envname("CDC_DSN")
+      ->required()
+      ->type_name("CONNINFO");
+  app.add_option("--slot", o.slot, "Replication slot (created if missing)")
+      ->capture_default_str();
+  app.add_option("--publication", o.publication,
+                 "Publication (created if missing)")
+      ->capture_default_str();
+  app.add_option("--tables", f.tables,
+                 "Tables for a publication we create, e.g. public.a,b "
+                 "(default: all tables)")
+      ->type_name("LIST");
+  app.add_option("--snapshot", o.snapshot, "initial|never")
+      ->capture_default_str();
+  app.add_flag("--exit-when-idle", o.exit_when_idle,
+               "Exit 0 once everything PostgreSQL had at start is in the log");
+  app.add_flag("--accept-gap", o.accept_gap,
+               "Continue although the slot is ahead of the log");
+  app.add_option("--status-interval", o.status_interval_s,
+                 "Seconds between status updates to PostgreSQL")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--reconnect-max", o.reconnect_max_s,
+                 "Keep reconnecting for this many seconds, then exit 69")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--commit-delay", o.commit_delay_ms,
+                 "Group commit window in ms")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")
+      ->capture_default_str();
+  app.add_option("--retain-bytes", f.retain_bytes,
+                 "Retention: keep the log under SIZE")
+      ->type_name("SIZE");
+  app.add_option("--retain-age", f.retain_age,
+                 "Retention: drop segments older than DURATION (e.g. 7d)")
+      ->type_name("DURATION");
+  app.add_option("--retain-segments", f.retain_segments,
+                 "Retention: keep at most N segments")
+      ->type_name("N");
+  app.add_option("--min-free-disk", f.min_free,
+                 "Pause reading while free disk is below SIZE")
+      ->capture_default_str();
+  app.add_option("--metrics-file", o.metrics_file,
+                 "Write Prometheus metrics to FILE (textfile collector)")
+      ->type_name("FILE");
+  app.add_option("--metrics-interval", o.metrics_interval_s,
+                 "Seconds between metrics writes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "Log only errors");
+  app.set_config("--config", "", "Read flags from an INI/TOML FILE");
+  if (auto rc = tools::Parse(app, argc, argv)) return *rc;
+  Status s = Finish(&o, f);
+  if (s.ok()) s = Run(o);
+  return cli::Report("cdc-capture", s);
+}
+
+}  // namespace cdc::capture
