@@ -33,7 +33,8 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
   if (!made.ok())
     return made.status().Annotate("cannot create publication " +
                                   o.publication);
-  fprintf(stderr, "cdc-capture: created publication %s (%s)\n",
+  if (!o.quiet)
+    fprintf(stderr, "cdc-capture: created publication %s (%s)\n",
           o.publication.c_str(),
           o.tables.empty() ? "all tables" : "listed tables");
   return Status::OK();
@@ -78,7 +79,8 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
                                    " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
     st.created = true;
     CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(made.get(0, 1)));
-    fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
+    if (!o.quiet)
+      fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
             o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
