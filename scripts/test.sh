@@ -39,6 +39,10 @@ run "unit tests" build/tests/cdc_tests
 for t in tests/e2e/*_test.sh; do
   run "e2e $(basename "$t" .sh)" env BIN="$ROOT/build/tools" bash "$t"
 done
+# Against a real PostgreSQL 15 each script starts (and stops) itself.
+for t in tests/integration/*_test.sh; do
+  run "integration $(basename "$t" .sh)" env BIN="$ROOT/build/tools" bash "$t"
+done
 
 if [ -z "${SKIP_SANITIZE:-}" ]; then
   mkdir -p build-asan

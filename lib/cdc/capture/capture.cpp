@@ -38,6 +38,11 @@ void Say(const Options& o, const std::string& msg) {
   if (!o.quiet) fprintf(stderr, "cdc-capture: %s\n", msg.c_str());
 }
 
+// Warnings are printed even with --quiet.
+void Warn(const std::string& msg) {
+  fprintf(stderr, "cdc-capture: warning: %s\n", msg.c_str());
+}
+
 class Capture {
  public:
   explicit Capture(const Options& o)
@@ -136,7 +141,7 @@ Status Capture::HandleXLogData(const std::string& msg) {
   if (auto* t = std::get_if<pg::Type>(&m)) {
     Status s = types_.Lookup(t->oid, &catalog_);
     if (!s.ok())
-      Say(o_, "warning: cannot look up type " + t->nspname + "." + t->name +
+ Warn("cannot look up type " + t->nspname + "." + t->name +
                   " (its values render as text): " + s.message());
   }
   auto* lm = std::get_if<pg::LogicalMessage>(&m);
@@ -213,7 +218,7 @@ void Capture::Housekeeping(int64_t now) {
         static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
     const bool low = avail < o_.min_free_bytes;
     if (low != m_.paused)
-      Say(o_, low ? "warning: free disk " + std::to_string(avail >> 20) +
+      Warn(low ? "free disk " + std::to_string(avail >> 20) +
                         " MiB is below the floor; pausing reading (nothing "
                         "new is acknowledged until space is freed)"
                   : "free disk is above the floor again; resuming");
@@ -223,7 +228,7 @@ void Capture::Housekeeping(int64_t now) {
     next_retention_ = now + kRetentionEveryUs;
     auto r = log::ApplyRetention(o_.log, o_.retention, NowMicros(), false);
     if (!r.ok())
-      Say(o_, "warning: retention: " + r.status().message());
+      Warn("retention: " + r.status().message());
     else if (!r->removed.empty())
       Say(o_, "retention removed " + std::to_string(r->removed.size()) +
                   " segments; earliest retained seq " +
@@ -232,7 +237,7 @@ void Capture::Housekeeping(int64_t now) {
   if (!o_.metrics_file.empty() && now >= next_metrics_) {
     next_metrics_ = now + static_cast<int64_t>(o_.metrics_interval_s * 1e6);
     Status s = WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats());
-    if (!s.ok()) Say(o_, "warning: metrics: " + s.message());
+    if (!s.ok()) Warn("metrics: " + s.message());
   }
   notify_.SetStatus((m_.paused ? "paused (disk); " : "streaming; ") +
                     std::to_string(m_.events) + " events, durable at " +
@@ -320,7 +325,7 @@ Status Capture::Drain(pg::Connection* conn) {
   if (conn != nullptr) {
     Status s = SendStatus(*conn, false);
     conn->EndCopy();
-    if (!s.ok()) Say(o_, "warning: final status not sent: " + s.message());
+    if (!s.ok()) Warn("final status not sent: " + s.message());
   }
   return Status::OK();
 }
@@ -372,7 +377,7 @@ Status Capture::Run() {
       return Status::Unavailable(
           "gave up after " + std::to_string(static_cast<int>(o_.reconnect_max_s)) +
           " s of failures: " + s.message());
-    Say(o_, s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
+    Warn(s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
     for (int64_t waited = 0; waited < backoff_ms && !cli::StopRequested();
          waited += 50)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

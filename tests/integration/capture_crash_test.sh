@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# While a workload commits, cdc-capture is SIGKILLed at random moments (at
+# least 20 times) and restarted. Every committed transaction ends up in the
+# log exactly once, in commit order, and replaying it reproduces the tables.
+source "$(dirname "$0")/lib.sh"
+source "$HERE/wl.sh"
+KILLS=${KILLS:-22}
+pg_start "$T"
+wl_schema
+capture --tables a,b,c --exit-when-idle
+python3 "$HERE/workload.py" 1 ${TXNS:-12000} 7 > "$T/work.sql"
+psql -X -q -f "$T/work.sql" > /dev/null 2>&1 &
+work=$!
+at_exit "kill $work"
+kills=0
+while [ "$kills" -lt "$KILLS" ]; do
+  capture_bg
+  sleep "0.$(( RANDOM % 40 + 10 ))"
+  kill -9 "$CAP" 2>/dev/null && kills=$((kills + 1))
+  wait "$CAP" 2>/dev/null || true
+done
+kill -0 "$work" 2>/dev/null && busy=yes || busy=no
+wait "$work" || true
+capture_bg
+wait_marker done
+kill -TERM "$CAP"; wait "$CAP" || fail "capture did not exit 0 on SIGTERM"
+wl_check
+ok "$kills SIGKILLs of cdc-capture (workload still committing at the last: $busy)"
