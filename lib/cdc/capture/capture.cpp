@@ -299,17 +299,20 @@ Status Capture::Session(pg::Connection& conn) {
         CDC_RETURN_IF_ERROR(Timers(conn, now));
       continue;
     }
-    // Nothing to read: nothing to batch with either, so sync now.
-    if (first_unsynced_ != 0) {
-      CDC_RETURN_IF_ERROR(w_->RequestSync());
-      first_unsynced_ = 0;
-    }
     CDC_RETURN_IF_ERROR(Timers(conn, now));
-    // Wake for data, or soon while a sync is in flight (to acknowledge it).
-    const bool waiting_ack = w_->durable_lsn() != w_->last_commit_lsn() ||
-                             FlushPosition() > acked_;
+    // Wake for data, at the end of the group commit window, or soon while
+    // a sync is in flight (to acknowledge it).
+    int wait_ms = 200;
+    if (first_unsynced_ != 0) {
+      const int64_t due =
+          first_unsynced_ + static_cast<int64_t>(o_.commit_delay_ms * 1000);
+      wait_ms = static_cast<int>(std::max<int64_t>(0, due - now) / 1000) + 1;
+    } else if (w_->durable_lsn() != w_->last_commit_lsn() ||
+               FlushPosition() > acked_) {
+      wait_ms = 5;
+    }
     pollfd p{conn.socket(), static_cast<short>(m_.paused ? 0 : POLLIN), 0};
-    if (::poll(&p, 1, waiting_ack ? 5 : 200) < 0 && errno != EINTR)
+    if (::poll(&p, 1, wait_ms) < 0 && errno != EINTR)
       return Status::IOError(std::string("poll: ") + strerror(errno));
   }
 }

@@ -181,18 +181,28 @@ Status LogWriter::Append(std::string_view event) {
 }
 
 Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
-  Job job;
-  job.header.flags = txn_end ? kFlagTxnEnd : 0;
-  job.header.first_seq = frame_events_ > 0 ? frame_first_seq_ : next_seq_;
-  job.header.event_count = frame_events_;
-  job.header.commit_lsn = lsn;
-  job.header.commit_time = time;
-  job.header.xid = xid;
-  job.first_of_txn = txn_frames_ == 0;
-  job.raw = std::move(frame_raw_);
+  Frame f;
+  f.header.flags = txn_end ? kFlagTxnEnd : 0;
+  f.header.first_seq = frame_events_ > 0 ? frame_first_seq_ : next_seq_;
+  f.header.event_count = frame_events_;
+  f.header.commit_lsn = lsn;
+  f.header.commit_time = time;
+  f.header.xid = xid;
+  f.first_of_txn = txn_frames_ == 0;
+  f.raw = std::move(frame_raw_);
   frame_raw_.clear();
   frame_events_ = 0;
   ++txn_frames_;
+  batch_.raw_bytes += f.raw.size();
+  batch_.frames.push_back(std::move(f));
+  if (batch_.raw_bytes >= opts_.batch_bytes) return PushBatch();
+  return Status::OK();
+}
+
+Status LogWriter::PushBatch() {
+  if (batch_.frames.empty()) return Status::OK();
+  Job job = std::move(batch_);
+  batch_ = Job();
   return Push(std::move(job));
 }
 
@@ -200,13 +210,11 @@ Status LogWriter::Push(Job job) {
   std::unique_lock<std::mutex> lk(mu_);
   if (!job.sync) {
     cv_space_.wait(lk, [&] {
-      return queued_frames_ < opts_.queue_frames || !failed_.ok();
+      return queued_bytes_ == 0 ||
+             queued_bytes_ + job.raw_bytes <= opts_.queue_bytes ||
+             !failed_.ok();
     });
-    ++queued_frames_;
-    if (!spare_.empty()) {
-      frame_raw_ = std::move(spare_.back());
-      spare_.pop_back();
-    }
+    queued_bytes_ += job.raw_bytes;
   }
   if (!failed_.ok()) return failed_;
   job.ticket = next_ticket_++;
@@ -241,6 +249,7 @@ Status LogWriter::Abort() {
   txn_events_ = 0;
   if (txn_frames_ == 0) return Status::OK();
   txn_frames_ = 0;
+  CDC_RETURN_IF_ERROR(PushBatch());
   // Frames of this transaction went to the worker. With it idle, its state
   // is ours to change: cut them from the buffer and, if they reached the
   // file (carrying no TXN_END, so no reader used them), from the file.
@@ -274,6 +283,7 @@ Status LogWriter::RequestSync() {
   job.at_boundary = !in_txn();
   job.id = ++sync_requested_;
   unsynced_commits_ = 0;
+  CDC_RETURN_IF_ERROR(PushBatch());
   // The partial frame of an open transaction stays here; only whole frames
   // handed over so far are written.
   return Push(std::move(job));
@@ -306,7 +316,12 @@ void LogWriter::Work() {
     bool failed = !failed_.ok();
     lk.unlock();
     // Compression, the expensive part, runs in parallel across workers.
-    if (!job.sync && !failed) codec.EncodeFrame(job.header, job.raw, &job.encoded);
+    if (!job.sync && !failed) {
+      for (Frame& f : job.frames) {
+        f.encoded_at = job.encoded.size();
+        codec.EncodeFrame(f.header, f.raw, &job.encoded);
+      }
+    }
     lk.lock();
     cv_turn_.wait(lk, [&] { return turn_ == job.ticket; });
     failed = !failed_.ok();
@@ -325,10 +340,7 @@ void LogWriter::Work() {
       sync_done_ = job.id;
       cv_synced_.notify_all();
     } else {
-      --queued_frames_;
-      job.raw.clear();
-      if (spare_.size() < opts_.queue_frames + 1)
-        spare_.push_back(std::move(job.raw));
+      queued_bytes_ -= job.raw_bytes;
     }
     cv_turn_.notify_all();
     cv_space_.notify_all();
@@ -341,17 +353,19 @@ Status LogWriter::Apply(Job& job) {
 }
 
 Status LogWriter::Place(const Job& job) {
-  if (job.first_of_txn) txn_file_start_ = file_size_ + out_.size();
-  out_.append(job.encoded);
-  if (job.header.txn_end()) {
+  const uint64_t base = file_size_ + out_.size();
+  for (const Frame& f : job.frames) {
+    if (f.first_of_txn) txn_file_start_ = base + f.encoded_at;
+    if (!f.header.txn_end()) continue;
     if (!seg_has_commit_) {
-      seg_first_lsn_ = job.header.commit_lsn;
-      seg_first_time_ = job.header.commit_time;
+      seg_first_lsn_ = f.header.commit_lsn;
+      seg_first_time_ = f.header.commit_time;
       seg_has_commit_ = true;
     }
-    seg_last_lsn_ = job.header.commit_lsn;
-    seg_last_time_ = job.header.commit_time;
+    seg_last_lsn_ = f.header.commit_lsn;
+    seg_last_time_ = f.header.commit_time;
   }
+  out_.append(job.encoded);
   if (out_.size() >= opts_.write_buffer_bytes) return Flush();
   return Status::OK();
 }

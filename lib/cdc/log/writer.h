@@ -44,7 +44,8 @@ struct WriterOptions {
   uint64_t segment_bytes = 64ull << 20;  // seal after this, at a txn end
   size_t frame_bytes = 256u << 10;       // raw bytes per frame
   size_t write_buffer_bytes = 1u << 20;  // buffered before write()
-  size_t queue_frames = 4;               // frames waiting for compression
+  size_t queue_bytes = 8u << 20;         // raw bytes waiting for compression
+  size_t batch_bytes = 64u << 10;        // small frames travel together
   int compress_threads = 2;              // frames compressed in parallel
   int zstd_level = 1;
 };
@@ -108,17 +109,24 @@ class LogWriter {
   const std::string& dir() const { return dir_; }
 
  private:
+  struct Frame {
+    FrameHeader header;
+    std::string raw;
+    bool first_of_txn = false;
+    size_t encoded_at = 0;  // offset of its bytes in Job::encoded
+  };
+  // A batch of frames (many small transactions travel together), or a
+  // sync request.
   struct Job {
     bool sync = false;
-    FrameHeader header;    // frame jobs
-    std::string raw;       // frame jobs
-    bool first_of_txn = false;
-    Lsn lsn = 0;           // sync jobs: what becomes durable
-    uint64_t next_seq = 0; // sync jobs: name of a following segment
+    std::vector<Frame> frames;
+    size_t raw_bytes = 0;
+    Lsn lsn = 0;            // sync jobs: what becomes durable
+    uint64_t next_seq = 0;  // sync jobs: name of a following segment
     bool at_boundary = false;
     uint64_t id = 0;
-    uint64_t ticket = 0;    // queue order; output is applied in this order
-    std::string encoded;    // frame jobs, after compression
+    uint64_t ticket = 0;  // queue order; output is applied in this order
+    std::string encoded;  // frame jobs, after compression
   };
 
   LogWriter(std::string dir, const WriterOptions& opts);
@@ -126,6 +134,7 @@ class LogWriter {
   Status HashPrefix();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
   Status Push(Job job);
+  Status PushBatch();
   Status Failed();
   void WaitIdle();
   void Work();
@@ -145,6 +154,7 @@ class LogWriter {
   RecoveryReport recovery_;
 
   // Caller state.
+  Job batch_;  // frames not yet handed to the workers
   std::string frame_raw_;
   uint32_t frame_events_ = 0;
   uint64_t frame_first_seq_ = 0;
@@ -176,13 +186,12 @@ class LogWriter {
   std::condition_variable cv_space_;  // caller: queue has room / idle
   std::condition_variable cv_synced_;
   std::deque<Job> queue_;
-  size_t queued_frames_ = 0;
+  size_t queued_bytes_ = 0;
   size_t in_flight_ = 0;  // jobs taken by workers, not yet applied
   uint64_t next_ticket_ = 0;
   uint64_t turn_ = 0;     // ticket whose output is applied next
   bool stop_ = false;
   uint64_t sync_done_ = 0;
-  std::vector<std::string> spare_;  // recycled frame buffers
   Status failed_;
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};

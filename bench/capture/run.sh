@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# bench/capture: cdc-capture against pg_recvlogical, side by side, in one run.
+#
+#   bench/capture/run.sh [--bin build/tools] [--json bench/results/capture.json]
+#                        [--events 1000000] [--single 200000] [--runs 2]
+#                        [--latency-seconds 60] [--latency-rate 50000]
+#
+# For each workload, slots are created before the workload is generated, so
+# every drainer sees the same WAL. Each slot is drained once: cdc-capture
+# into a fresh log (durably, group commit), pg_recvlogical to /dev/null,
+# over the unix socket and over TCP on loopback. Then end-to-end latency:
+# commit in PostgreSQL → line on `cdc-tail -f` stdout at a steady rate, with
+# retention deleting segments. Prints a table; writes JSON.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$ROOT/build/tools
+JSON=$ROOT/bench/results/capture.json
+EVENTS=1000000
+SINGLE=200000
+RUNS=2
+LAT_SECONDS=60
+LAT_RATE=50000
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) BIN=$2; shift 2 ;;
+    --json) JSON=$2; shift 2 ;;
+    --events) EVENTS=$2; shift 2 ;;
+    --single) SINGLE=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --latency-seconds) LAT_SECONDS=$2; shift 2 ;;
+    --latency-rate) LAT_RATE=$2; shift 2 ;;
+    *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
+  esac
+done
+export PATH="$BIN:$PATH"
+source "$ROOT/scripts/pg.sh"
+T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-bench.XXXXXX")
+trap 'pg_stop; rm -rf "$T"' EXIT
+PG_TCP=1 pg_start "$T" >/dev/null
+TCP_DSN="host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres"
+UNIX_DSN=$CDC_TEST_DSN
+RECV=$PG_BIN/pg_recvlogical
+export PGOPTIONS="-c synchronous_commit=off"  # generating, not measuring
+psql_q -c "CREATE TABLE bench (id bigserial PRIMARY KEY, payload text)" \
+       -c "CREATE PUBLICATION cdc FOR TABLE bench"
+: > "$T/results.tsv"
+
+now_s() { date +%s.%N; }
+
+# drain KIND TRANSPORT SLOT EVENTS ENDPOS → appends a result row
+drain() {
+  local kind=$1 transport=$2 slot=$3 events=$4 endpos=$5 dsn t0 t1
+  dsn=$UNIX_DSN; [ "$transport" = tcp ] && dsn=$TCP_DSN
+  rm -rf "$T/log"
+  t0=$(now_s)
+  if [ "$kind" = cdc-capture ]; then
+    cdc-capture --log "$T/log" --dsn "$dsn" --slot "$slot" --publication cdc \
+      --exit-when-idle -q
+    local got; got=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+    [ "$got" -ge "$events" ] || { echo "cdc-capture wrote $got of $events events" >&2; exit 1; }
+  else
+    "$RECV" -d "$dsn" --slot "$slot" --start --no-loop --endpos "$endpos" \
+      -o proto_version=1 -o publication_names=cdc -f /dev/null
+  fi
+  t1=$(now_s)
+  printf '%s\t%s\t%s\t%s\t%s\n' "$WORKLOAD" "$kind" "$transport" "$events" \
+    "$(python3 -c "print($t1 - $t0)")" >> "$T/results.tsv"
+  echo "  $WORKLOAD $kind over $transport: $(python3 -c "print(round($events / ($t1 - $t0)))") events/s" >&2
+}
+
+# workload NAME EVENTS SQL-GENERATOR-CMD
+workload() {
+  WORKLOAD=$1
+  local events=$2 gen=$3 run slots=()
+  for run in $(seq "$RUNS"); do
+    for s in cdc_u cdc_t recv_u recv_t; do
+      psql_q -c "SELECT pg_create_logical_replication_slot('${s}_$run', 'pgoutput')" >/dev/null
+    done
+  done
+  psql_q -c "TRUNCATE bench" >/dev/null
+  eval "$gen"
+  local endpos; endpos=$(psql_q -c "SELECT pg_current_wal_flush_lsn()")
+  psql_q -c "CHECKPOINT" >/dev/null
+  for run in $(seq "$RUNS"); do
+    # Alternate who goes first, so neither always gets a warm cache.
+    if [ $((run % 2)) = 1 ]; then order="cdc recv"; else order="recv cdc"; fi
+    for who in $order; do
+      for tr in unix tcp; do
+        local slot=${who}_${tr:0:1}_$run kind=cdc-capture
+        [ "$who" = recv ] && kind=pg_recvlogical
+        drain "$kind" "$tr" "$slot" "$events" "$endpos"
+        psql_q -c "SELECT pg_drop_replication_slot('$slot')" >/dev/null
+      done
+    done
+  done
+}
+
+PAYLOAD="left(repeat(md5(random()::text), 2) || ' order paid shipped customer berlin ' || repeat('note ', 40), 256)"
+echo "INSERT INTO bench (payload) SELECT $PAYLOAD FROM generate_series(1, 100);" > "$T/a.sql"
+echo "INSERT INTO bench (payload) VALUES ($PAYLOAD);" > "$T/b.sql"
+echo "workload a: $EVENTS events in 100-row transactions" >&2
+workload "a:100-row-txns" "$EVENTS" \
+  "pgbench -n -c 2 -j 2 -t $((EVENTS / 200)) -f '$T/a.sql' >/dev/null"
+echo "workload b: $SINGLE single-row transactions" >&2
+workload "b:1-row-txns" "$SINGLE" \
+  "pgbench -n -c 4 -j 2 -t $((SINGLE / 4)) -f '$T/b.sql' >/dev/null"
+
+# End-to-end latency at a steady rate, with retention deleting segments.
+# Commits are synchronous here: with synchronous_commit=off the walsender
+# would see WAL only after wal_writer_delay, which is not what we measure.
+unset PGOPTIONS
+echo "latency: $LAT_RATE events/s for $LAT_SECONDS s" >&2
+rm -rf "$T/log"
+psql_q -c "SELECT pg_create_logical_replication_slot('lat', 'pgoutput')" >/dev/null
+cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
+  --segment-size 8M --retain-segments 4 &
+cap=$!
+for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
+cdc-tail --log "$T/log" -f --from latest > "$T/lat.fifo.out" &
+tail_pid=$!
+python3 - "$T/lat.fifo.out" "$LAT_SECONDS" > "$T/lat.json" <<'PY' &
+import json, sys, time, datetime
+path, seconds = sys.argv[1], float(sys.argv[2])
+lat = []
+bases = {}
+t_end = time.time() + seconds + 15
+with open(path) as f:
+    buf = ""
+    while time.time() < t_end:
+        chunk = f.read(1 << 16)
+        now = time.time()
+        if not chunk:
+            time.sleep(0.0005)
+            continue
+        buf += chunk
+        *lines, buf = buf.split("\n")
+        for l in lines:
+            i = l.find('"ts":"')
+            minute = l[i + 6:i + 22]  # YYYY-MM-DDTHH:MM, cached: keep up
+            base = bases.get(minute)
+            if base is None:
+                base = bases[minute] = datetime.datetime.fromisoformat(
+                    minute + ":00+00:00").timestamp()
+            lat.append((now - base - float(l[i + 23:i + 32])) * 1000)
+lat.sort()
+n = len(lat)
+print(json.dumps({"events": n, "p50_ms": lat[n // 2] if n else None,
+                  "p99_ms": lat[n * 99 // 100] if n else None,
+                  "max_ms": lat[-1] if n else None}))
+PY
+reader=$!
+sleep 1
+pgbench -n -c 4 -j 2 -R $((LAT_RATE / 100)) -T "$LAT_SECONDS" -f "$T/a.sql" >/dev/null
+wait "$reader"
+segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
+kill "$tail_pid" "$cap"; wait "$cap" || true
+
+python3 - "$T/results.tsv" "$T/lat.json" "$JSON" "$LAT_RATE" "$LAT_SECONDS" "$segs_removed" <<'PY'
+import json, statistics, sys, os, collections
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+lat = json.load(open(sys.argv[2]))
+rates = collections.defaultdict(list)
+for wl, kind, tr, ev, sec in rows:
+    rates[(wl, tr, kind)].append(int(ev) / float(sec))
+out = {"drain": [], "latency": lat}
+print(f"{'workload':16} {'transport':9} {'cdc-capture ev/s':>17} {'pg_recvlogical ev/s':>20} {'ratio':>6} {'target':>7}")
+for (wl, tr) in sorted({(k[0], k[1]) for k in rates}):
+    c = statistics.median(rates[(wl, tr, "cdc-capture")])
+    r = statistics.median(rates[(wl, tr, "pg_recvlogical")])
+    print(f"{wl:16} {tr:9} {c:17.0f} {r:20.0f} {c / r:6.2f} {'>= 0.9':>7}")
+    out["drain"].append({"workload": wl, "transport": tr, "cdc_capture_eps": c,
+                         "pg_recvlogical_eps": r, "ratio": c / r,
+                         "cdc_capture_runs": rates[(wl, tr, "cdc-capture")],
+                         "pg_recvlogical_runs": rates[(wl, tr, "pg_recvlogical")]})
+lat.update({"rate": int(sys.argv[4]), "seconds": int(sys.argv[5]),
+            "retention_removed_segments": sys.argv[6] == "True"})
+print(f"latency commit -> cdc-tail -f at {sys.argv[4]}/s for {sys.argv[5]} s: "
+      f"p50 {lat['p50_ms']:.1f} ms, p99 {lat['p99_ms']:.1f} ms, max {lat['max_ms']:.1f} ms "
+      f"over {lat['events']} events (target p99 <= 50 ms); retention removed segments: {sys.argv[6]}")
+os.makedirs(os.path.dirname(sys.argv[3]) or ".", exist_ok=True)
+json.dump(out, open(sys.argv[3], "w"), indent=2)
+PY
