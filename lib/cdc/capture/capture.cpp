@@ -258,7 +258,9 @@ Status Capture::Timers(pg::Connection& conn, int64_t now) {
       (flush > acked_ && now - last_status_ >= 100000))
     CDC_RETURN_IF_ERROR(SendStatus(conn, false));
   if (now >= next_housekeeping_) {
-    next_housekeeping_ = now + kHousekeepingEveryUs;
+    next_housekeeping_ =
+        now + std::min<int64_t>(kHousekeepingEveryUs,
+                                static_cast<int64_t>(o_.metrics_interval_s * 1e6));
     Housekeeping(now);
   }
   return Status::OK();
@@ -356,6 +358,7 @@ Status Capture::Run() {
         // Stopped or idle: leave everything durable and acknowledged.
         Status d = Drain(conn.get());
         notify_.Stopping();
+        next_metrics_ = 0;  // the final figures, whatever the interval
         Housekeeping(MonoMicros());
         Say(o_, "stopped at seq " + std::to_string(w_->next_seq() - 1) +
                     ", durable at " + FormatLsn(w_->durable_lsn()));

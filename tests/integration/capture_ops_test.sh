@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Operations: systemd notifications, metrics textfile, clear refusals —
+# another source's log (78), a log behind its slot (11) unless --accept-gap,
+# a password in --dsn (64), a second capture on the same log (75) — and
+# SIGTERM draining with a final status.
+source "$(dirname "$0")/lib.sh"
+pg_start "$T"
+psql_q -c "CREATE TABLE t (id int PRIMARY KEY, v text)"
+
+# sd_notify: READY=1 and STATUS= arrive on $NOTIFY_SOCKET.
+python3 - "$T/notify.sock" > "$T/notify.out" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+try:
+    while True:
+        msg = s.recv(4096).decode()
+        print(msg, flush=True)
+        if msg.startswith("STOPPING"):
+            break
+except socket.timeout:
+    pass
+PY
+listener=$!
+for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=2000000 capture_bg --metrics-file "$T/cdc.prom" --metrics-interval 0.5
+psql_q -c "INSERT INTO t SELECT g, 'v' FROM generate_series(1, 100) g"
+wait_marker m1
+sleep 1.2
+kill -TERM "$CAP"; wait "$CAP" || fail "SIGTERM did not exit 0"
+wait "$listener" || true
+grep -qx "READY=1" "$T/notify.out" || fail "no READY=1: $(cat "$T/notify.out")"
+grep -q "^STATUS=streaming; " "$T/notify.out" || fail "no STATUS"
+grep -qx "WATCHDOG=1" "$T/notify.out" || fail "no WATCHDOG=1"
+grep -qx "STOPPING=1" "$T/notify.out" || fail "no STOPPING=1"
+ok "sd_notify READY, STATUS, WATCHDOG, STOPPING"
+for m in cdc_capture_events_total cdc_capture_transactions_total cdc_capture_event_bytes_total \
+         cdc_capture_durable_lsn cdc_capture_lag_bytes cdc_capture_reconnects_total \
+         cdc_capture_errors_total 'cdc_capture_fsync_seconds_bucket{le="+Inf"}'; do
+  grep -q "^$m " "$T/cdc.prom" || fail "metric $m missing"
+done
+events=$(awk '/^cdc_capture_events_total /{print $2}' "$T/cdc.prom")
+[ "$events" -ge 101 ] || fail "events_total $events"
+ok "metrics textfile ($events events)"
+
+# The slot acknowledged what the log holds: confirmed_flush_lsn after SIGTERM.
+last=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_lsn"])')
+conf=$(psql_q -c "SELECT confirmed_flush_lsn > '$last'::pg_lsn FROM pg_replication_slots WHERE slot_name = 'cdc'")
+[ "$conf" = t ] || fail "final status did not acknowledge $last"
+ok "final status on SIGTERM acknowledged $last"
+
+rc=0; cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN password=secret" 2> "$T/err" || rc=$?
+[ "$rc" = 64 ] && grep -q "must not carry a password" "$T/err" && ! grep -q secret "$T/err" || fail "password in --dsn: $rc $(cat "$T/err")"
+ok "a password in --dsn is refused without echoing it"
+
+capture_bg
+for _ in $(seq 50); do grep -q . "$T/log/LOCK" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+rc=0; capture --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 75 ] && grep -q "is locked by another writer" "$T/err" || fail "second capture: $rc $(cat "$T/err")"
+kill -TERM "$CAP"; wait "$CAP"
+ok "a second cdc-capture on the same log exits 75"
+
+rc=0; capture --slot other --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 78 ] && grep -q "belongs to system .* slot cdc" "$T/err" || fail "other source: $rc $(cat "$T/err")"
+ok "a log of another source is refused (78)"
+
+# An old copy of the log (a restored backup) is behind the slot: a gap.
+cp -a "$T/log" "$T/old"
+psql_q -c "INSERT INTO t VALUES (1000, 'after the backup')"
+capture --exit-when-idle
+rm -rf "$T/log"; mv "$T/old" "$T/log"
+rc=0; capture --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 11 ] && grep -q "^cdc-capture: gap: log .* ends at .* but slot cdc has confirmed up to" "$T/err" || fail "gap: $rc $(cat "$T/err")"
+ok "a log behind its slot is a gap (11)"
+capture --exit-when-idle --accept-gap 2> "$T/err" || fail "--accept-gap: $(cat "$T/err")"
+grep -q "warning: gap" "$T/err" || fail "no gap warning"
+cdc-log verify --log "$T/log" -q
+ok "--accept-gap continues with a warning"
