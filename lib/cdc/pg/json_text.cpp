@@ -1,6 +1,7 @@
 #include "cdc/pg/json_text.h"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace cdc::pg {
@@ -210,10 +211,20 @@ bool CompactJsonTo(std::string_view s, std::string* out) {
 }  // namespace
 
 bool IsValidUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) return false;
-    i += n;
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    // Row text is mostly ASCII: skip it eight bytes at a time.
+    uint64_t w;
+    while (i + 8 <= n) {
+      std::memcpy(&w, s.data() + i, 8);
+      if (w & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    while (i < n && static_cast<uint8_t>(s[i]) < 0x80) ++i;
+    if (i == n) break;
+    size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) return false;
+    i += len;
   }
   return true;
 }
