@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
 psql_q -c "CREATE TABLE t (id int PRIMARY KEY, v text)"
+capture --exit-when-idle  # slot and publication exist before any change
 
 # sd_notify: READY=1 and STATUS= arrive on $NOTIFY_SOCKET.
 python3 - "$T/notify.sock" > "$T/notify.out" <<'PY' &
