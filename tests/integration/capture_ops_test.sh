@@ -79,3 +79,16 @@ capture --exit-when-idle --accept-gap 2> "$T/err" || fail "--accept-gap: $(cat "
 grep -q "warning: gap" "$T/err" || fail "no gap warning"
 cdc-log verify --log "$T/log" -q
 ok "--accept-gap continues with a warning"
+
+printf 'slott = "x"\n' > "$T/bad.conf"
+rc=0; cdc-capture --config "$T/bad.conf" --log "$T/log2" --dsn "$CDC_TEST_DSN" 2> "$T/err" || rc=$?
+[ "$rc" = 64 ] && grep -q "slott" "$T/err" || fail "misspelt config key: $rc $(cat "$T/err")"
+ok "a misspelt --config key is an error (64)"
+rc=0; cdc-capture --log "$T/log2" --dsn "$CDC_TEST_DSN" --slot s2 --publication p2 \
+  --tables no_such_table --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 78 ] && grep -q 'no_such_table' "$T/err" || fail "missing table: $rc $(cat "$T/err")"
+ok "a publication of a missing table is a configuration error (78), not retried"
+rc=0; echo '{"lsn":"F/0","xid":1,"ts":"2026-11-29T00:00:00Z","op":"m"}' |
+  cdc-log import --log "$T/log" 2> "$T/err" || rc=$?
+[ "$rc" = 78 ] && grep -q "is written by cdc-capture" "$T/err" || fail "import into captured log: $rc $(cat "$T/err")"
+ok "cdc-log import refuses a captured log (78)"

@@ -208,6 +208,7 @@ int RunCli(int argc, char** argv) {
                  "In stdin mode, ack at most this often (seconds)")
       ->check(CLI::PositiveNumber);
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
+  app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   return cli::Report("cdc-ack", Run(o));
 }

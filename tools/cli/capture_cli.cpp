@@ -113,6 +113,7 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "Log only errors");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
+  app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   Status s = Finish(&o, f);
   if (s.ok()) s = Run(o);

@@ -8,6 +8,7 @@
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
 #include "cdc/event/event.h"
+#include "cdc/log/log_dir.h"
 #include "cdc/log/writer.h"
 
 namespace cdc::logtool {
@@ -26,7 +27,13 @@ struct Txn {
 }  // namespace
 
 Status RunImport(const ImportOptions& o, int in_fd) {
-  CDC_RETURN_IF_ERROR(log::OpenOrCreateLog(o.log).status());
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::OpenOrCreateLog(o.log));
+  // Imported positions would make capture skip real transactions as
+  // "already in the log": a captured log takes events only from capture.
+  if (id.source)
+    return Status::Config("log " + o.log + " is written by cdc-capture (slot " +
+                          id.source->slot +
+                          "); import into a log of its own");
   log::WriterOptions wo;
   wo.segment_bytes = o.segment_bytes;
   CDC_ASSIGN_OR_RETURN(auto w, log::LogWriter::Open(o.log, wo));

@@ -204,6 +204,7 @@ int RunCli(int argc, char** argv) {
   app.add_option("--format", o.format, "Output format: native")
       ->type_name("FMT");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
+  app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   cli::Output out(1, o.follow ? (1 << 16) : (1 << 18));
   return cli::Report("cdc-tail", Run(o, out));

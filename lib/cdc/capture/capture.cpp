@@ -384,9 +384,12 @@ Status Capture::Run() {
           "gave up after " + std::to_string(static_cast<int>(o_.reconnect_max_s)) +
           " s of failures: " + s.message());
     Warn(s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
+    notify_.SetStatus("reconnecting: " + s.message());
     for (int64_t waited = 0; waited < backoff_ms && !cli::StopRequested();
-         waited += 50)
+         waited += 50) {
+      notify_.MaybePingWatchdog(MonoMicros());  // alive, only waiting
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (cli::StopRequested()) return Status::OK();
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 30000);
     ++m_.reconnects;

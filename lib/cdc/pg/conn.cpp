@@ -29,6 +29,21 @@ void PutBE64(char* p, uint64_t v) {
   }
 }
 
+// Server errors that retrying cannot fix are configuration or permission
+// problems, not an unavailable server: a missing table (42P01), wal_level
+// not logical or an invalidated slot (55000), no free slots (53400), an
+// unsupported feature (0A000); and insufficient privilege (42501, 28xxx).
+Status ClassifySqlState(const char* code, Status s) {
+  if (code == nullptr || s.code() != Code::kUnavailable) return s;
+  const std::string c = code;
+  if (c == "42501" || c.rfind("28", 0) == 0)
+    return Status::Permission(s.message());
+  if (c.rfind("42", 0) == 0 || c == "55000" || c == "53400" || c == "0A000" ||
+      c.rfind("22", 0) == 0)
+    return Status::Config(s.message());
+  return s;
+}
+
 }  // namespace
 
 PgResult& PgResult::operator=(PgResult&& o) noexcept {
@@ -143,7 +158,8 @@ Result<PgResult> Connection::ExecParams(const std::string& sql,
   ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
     std::string first = sql.substr(0, sql.find(' '));
-    return Error(first + " failed");
+    const char* code = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+    return ClassifySqlState(code, Error(first + " failed"));
   }
   return r;
 }
@@ -182,8 +198,10 @@ Status Connection::StartReplication(const std::string& slot, Lsn start,
                     ", messages 'true')";
   pg_result* raw = PQexec(conn_, cmd.c_str());
   PgResult r(raw);
-  if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_BOTH)
-    return Error("START_REPLICATION failed");
+  if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_BOTH) {
+    const char* code = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+    return ClassifySqlState(code, Error("START_REPLICATION failed"));
+  }
   return Status::OK();
 }
 
