@@ -92,3 +92,18 @@ rc=0; echo '{"lsn":"F/0","xid":1,"ts":"2026-11-29T00:00:00Z","op":"m"}' |
   cdc-log import --log "$T/log" 2> "$T/err" || rc=$?
 [ "$rc" = 78 ] && grep -q "is written by cdc-capture" "$T/err" || fail "import into captured log: $rc $(cat "$T/err")"
 ok "cdc-log import refuses a captured log (78)"
+
+# Below the free-disk floor capture pauses reading instead of failing a
+# write: nothing new is written or acknowledged until space returns.
+before=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')
+capture_bg --min-free-disk 1000000T
+psql_q -c "INSERT INTO t VALUES (2000, 'while paused')"
+sleep 2
+kill -0 "$CAP" || fail "capture exited below the disk floor"
+grep -q "below the floor; pausing reading" "$T/capture.err" || fail "no pause warning: $(cat "$T/capture.err")"
+now=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')
+[ "$now" = "$before" ] || fail "events written while paused ($before -> $now)"
+kill -TERM "$CAP"; wait "$CAP" || true
+capture --exit-when-idle
+cdc-tail --log "$T/log" --table t | grep -q '"while paused"' || fail "the paused change was lost"
+ok "below --min-free-disk capture pauses, then resumes with nothing lost"

@@ -244,7 +244,11 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
   f.Ok(retyped);
   CHECK(f.Only().find(R"({"name":"status","type_oid":1043,"key":false})") !=
         std::string::npos);
-  Relation renamed = retyped;
+  Relation resized = retyped;
+  resized.columns[1].type_modifier = 36;  // varchar(32) from varchar
+  f.Ok(resized);
+  CHECK(f.Only().find(R"("op":"s")") != std::string::npos);
+  Relation renamed = resized;
   renamed.relname = "purchase_orders";
   f.Ok(renamed);
   CHECK(f.Only().find(R"("table":"purchase_orders")") != std::string::npos);

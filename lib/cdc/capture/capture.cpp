@@ -283,6 +283,8 @@ Status Capture::Session(pg::Connection& conn) {
     ready_sent_ = true;
   }
   last_status_ = MonoMicros();
+  Housekeeping(last_status_);  // e.g. the disk floor, before reading anything
+  next_housekeeping_ = last_status_ + kHousekeepingEveryUs;
   std::string msg;
   for (;;) {
     if (cli::StopRequested() || idle_done_) return Status::OK();

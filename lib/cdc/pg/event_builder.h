@@ -20,7 +20,8 @@
 //   m  "prefix", "content" (a JSON string when valid UTF-8, else base64 with
 //      "content_encoding":"base64"), "transactional"
 //   s  a Relation message that changes a cached relation (its schema or
-//      table name, or its columns' names, type OIDs or key flags):
+//      table name, or its columns' names, type OIDs, type modifiers such as
+//      a varchar length, or key flags):
 //      "key","before","after" null and
 //      "columns":[{"name":..,"type_oid":..,"key":bool},...]. The first
 //      Relation for an OID and identical repeats yield nothing.
