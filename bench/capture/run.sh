@@ -116,44 +116,16 @@ cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
   --segment-size 8M --retain-segments 4 &
 cap=$!
 for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
-cdc-tail --log "$T/log" -f --from latest > "$T/lat.fifo.out" &
-tail_pid=$!
-python3 - "$T/lat.fifo.out" "$LAT_SECONDS" > "$T/lat.json" <<'PY' &
-import json, sys, time, datetime
-path, seconds = sys.argv[1], float(sys.argv[2])
-lat = []
-bases = {}
-t_end = time.time() + seconds + 15
-with open(path) as f:
-    buf = ""
-    while time.time() < t_end:
-        chunk = f.read(1 << 16)
-        now = time.time()
-        if not chunk:
-            time.sleep(0.0005)
-            continue
-        buf += chunk
-        *lines, buf = buf.split("\n")
-        for l in lines:
-            i = l.find('"ts":"')
-            minute = l[i + 6:i + 22]  # YYYY-MM-DDTHH:MM, cached: keep up
-            base = bases.get(minute)
-            if base is None:
-                base = bases[minute] = datetime.datetime.fromisoformat(
-                    minute + ":00+00:00").timestamp()
-            lat.append((now - base - float(l[i + 23:i + 32])) * 1000)
-lat.sort()
-n = len(lat)
-print(json.dumps({"events": n, "p50_ms": lat[n // 2] if n else None,
-                  "p99_ms": lat[n * 99 // 100] if n else None,
-                  "max_ms": lat[-1] if n else None}))
-PY
+BENCH_LOG=${BENCH_LOG:-$(dirname "$BIN")/bench/cdc-bench-log}
+( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$T/lat.json" ) &
 reader=$!
 sleep 1
 pgbench -n -c 4 -j 2 -R $((LAT_RATE / 100)) -T "$LAT_SECONDS" -f "$T/a.sql" >/dev/null
-wait "$reader"
+sleep 2
+pkill -f "cdc-tail --log $T/log -f" || true
+wait "$reader" || true
 segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
-kill "$tail_pid" "$cap"; wait "$cap" || true
+kill "$cap"; wait "$cap" || true
 
 python3 - "$T/results.tsv" "$T/lat.json" "$JSON" "$LAT_RATE" "$LAT_SECONDS" "$segs_removed" <<'PY'
 import json, statistics, sys, os, collections

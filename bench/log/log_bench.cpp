@@ -224,9 +224,47 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
   return l;
 }
 
+// --stdin-latency: reads NDJSON events (e.g. from `cdc-tail -f`) until EOF
+// and prints the latency between each event's "ts" (its commit time) and
+// the moment its line arrived, as JSON. Cheap enough not to be the
+// bottleneck it measures.
+int StdinLatency() {
+  std::vector<double> lat;
+  std::string buf;
+  char chunk[1 << 16];
+  ssize_t n;
+  while ((n = read(0, chunk, sizeof chunk)) > 0) {
+    const int64_t now = cdc::NowMicros();
+    buf.append(chunk, static_cast<size_t>(n));
+    size_t start = 0, nl;
+    while ((nl = buf.find('\n', start)) != std::string::npos) {
+      size_t p = buf.find("\"ts\":\"", start);
+      if (p != std::string::npos && p < nl) {
+        size_t q = buf.find('"', p + 6);
+        auto ts = cdc::ParseTimestamp(
+            std::string_view(buf).substr(p + 6, q - p - 6));
+        if (ts.ok()) lat.push_back((now - *ts) / 1000.0);
+      }
+      start = nl + 1;
+    }
+    buf.erase(0, start);
+  }
+  std::sort(lat.begin(), lat.end());
+  nlohmann::ordered_json j;
+  j["events"] = lat.size();
+  if (!lat.empty()) {
+    j["p50_ms"] = lat[lat.size() / 2];
+    j["p99_ms"] = lat[lat.size() * 99 / 100];
+    j["max_ms"] = lat.back();
+  }
+  printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--stdin-latency") return StdinLatency();
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
