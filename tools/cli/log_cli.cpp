@@ -34,17 +34,7 @@ Status Info(const std::string& dir, bool json) {
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
   Json j;
   j["log"] = dir;
-  j["log_id"] = id.log_id;
-  j["format_version"] = id.format_version;
-  j["created"] = id.created;
-  if (id.source) {
-    j["source"] = {{"system_id", id.source->system_id},
-                   {"database", id.source->database},
-                   {"slot", id.source->slot},
-                   {"publication", id.source->publication}};
-  } else {
-    j["source"] = nullptr;
-  }
+  j.update(Json::parse(log::IdentityJson(id)));
   j["segments"] = sum.segments;
   j["bytes"] = sum.bytes;
   j["first_seq"] = sum.first_seq;

@@ -22,6 +22,8 @@ std::string RandomId() {
   return id;
 }
 
+}  // namespace
+
 std::string IdentityJson(const LogIdentity& id) {
   nlohmann::ordered_json j;
   j["log_id"] = id.log_id;
@@ -37,8 +39,6 @@ std::string IdentityJson(const LogIdentity& id) {
   }
   return j.dump(2) + "\n";
 }
-
-}  // namespace
 
 Result<LogIdentity> ReadIdentity(const std::string& dir) {
   const std::string path = JoinPath(dir, "log.json");

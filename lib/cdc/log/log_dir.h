@@ -28,6 +28,9 @@ struct LogIdentity {
   std::optional<SourceIdentity> source;
 };
 
+// log.json's text for `id` (also what `cdc-log info` shows of it).
+std::string IdentityJson(const LogIdentity& id);
+
 // Reads DIR/log.json. NotFound when DIR or log.json is missing; Corruption
 // when it is unreadable or of another format version.
 Result<LogIdentity> ReadIdentity(const std::string& dir);

@@ -13,6 +13,15 @@ namespace cdc::pg {
 // points above U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// The value of a hex digit, or -1.
+inline int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // Appends `s` as a quoted, escaped JSON string. False, leaving `out` as it
 // was, if `s` is not valid UTF-8.
 bool AppendJsonString(std::string_view s, std::string* out);
