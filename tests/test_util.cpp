@@ -48,8 +48,7 @@ void WriteTxns(const std::string& dir, uint64_t first_txn, uint64_t txns,
   for (uint64_t t = first_txn; t < first_txn + txns; ++t) {
     for (uint64_t i = 0; i < per_txn; ++i)
       REQUIRE((*w)->Append(EventLine(t, i, pad)).ok());
-    REQUIRE((*w)->Commit(t * 16, 1764402062000000 + static_cast<int64_t>(t),
-                         t)
+    REQUIRE((*w)->Commit(t * 16, 1764402062000000 + static_cast<int64_t>(t), t)
                 .ok());
     if (t % 7 == 0) REQUIRE((*w)->Sync().ok());
   }

@@ -48,10 +48,10 @@ double Median(std::vector<double> v) {
 // way real row text is, not a run of one byte.
 std::string MakeEvent(std::mt19937_64& rng, uint64_t txn, uint64_t i,
                       int64_t stamp) {
-  static const char* kWords[] = {
-      "order",   "paid",    "shipped", "refund",  "customer", "invoice",
-      "pending", "express", "berlin",  "lisbon",  "tokyo",    "cancel",
-      "priority", "gift",   "note",    "warehouse"};
+  static const char* kWords[] = {"order",    "paid",    "shipped", "refund",
+                                 "customer", "invoice", "pending", "express",
+                                 "berlin",   "lisbon",  "tokyo",   "cancel",
+                                 "priority", "gift",    "note",    "warehouse"};
   std::string payload;
   while (payload.size() < 256) {
     payload += kWords[rng() % 16];
@@ -117,7 +117,8 @@ AppendResult Append(const std::string& dir, uint64_t events) {
   }
   Check((*w)->Sync());
   r.seconds = (cdc::MonoMicros() - start) / 1e6;
-  for (auto& e : std::filesystem::recursive_directory_iterator(dir + "/segments"))
+  for (auto& e :
+       std::filesystem::recursive_directory_iterator(dir + "/segments"))
     if (e.path().extension() == ".seg") r.disk_bytes += e.file_size();
   return r;
 }
@@ -193,7 +194,8 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
     for (uint64_t seq = 0, txn = 1; seq < total; ++txn) {
       const int64_t due = start + static_cast<int64_t>(seq * 1e6 / rate);
       int64_t now = cdc::MonoMicros();
-      if (due > now) std::this_thread::sleep_for(std::chrono::microseconds(due - now));
+      if (due > now)
+        std::this_thread::sleep_for(std::chrono::microseconds(due - now));
       for (int i = 0; i < 10; ++i, ++seq)
         Check((*w)->Append(MakeEvent(rng, txn, i, cdc::NowMicros())));
       Check((*w)->Commit(txn * 64, 0, txn));
@@ -241,8 +243,8 @@ int StdinLatency() {
       size_t p = buf.find("\"ts\":\"", start);
       if (p != std::string::npos && p < nl) {
         size_t q = buf.find('"', p + 6);
-        auto ts = cdc::ParseTimestamp(
-            std::string_view(buf).substr(p + 6, q - p - 6));
+        auto ts =
+            cdc::ParseTimestamp(std::string_view(buf).substr(p + 6, q - p - 6));
         if (ts.ok()) lat.push_back((now - *ts) / 1000.0);
       }
       start = nl + 1;
@@ -264,17 +266,25 @@ int StdinLatency() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--stdin-latency") return StdinLatency();
+  if (argc == 2 && std::string(argv[1]) == "--stdin-latency")
+    return StdinLatency();
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--bin") a.bin = v;
-    else if (k == "--dir") a.dir = v;
-    else if (k == "--json") a.json = v;
-    else if (k == "--events") a.events = std::stoull(v);
-    else if (k == "--runs") a.runs = std::stoi(v);
-    else if (k == "--follow-seconds") a.follow_seconds = std::stoi(v);
-    else if (k == "--follow-rate") a.follow_rate = std::stoi(v);
+    if (k == "--bin")
+      a.bin = v;
+    else if (k == "--dir")
+      a.dir = v;
+    else if (k == "--json")
+      a.json = v;
+    else if (k == "--events")
+      a.events = std::stoull(v);
+    else if (k == "--runs")
+      a.runs = std::stoi(v);
+    else if (k == "--follow-seconds")
+      a.follow_seconds = std::stoi(v);
+    else if (k == "--follow-rate")
+      a.follow_rate = std::stoi(v);
     else {
       fprintf(stderr, "cdc-bench-log: unknown flag %s\n", k.c_str());
       return 64;
@@ -309,9 +319,10 @@ int main(int argc, char** argv) {
       {"append throughput (raw NDJSON)", Median(append_mbs), "MB/s", "", true},
       {"cdc-tail native to /dev/null", Median(tail_eps), "events/s",
        ">= 1000000", Median(tail_eps) >= 1000000},
-      {"raw NDJSON / bytes on disk", Median(ratio), "x", ">= 4", Median(ratio) >= 4},
-      {"bytes on disk per event", static_cast<double>(sizes.disk_bytes) / a.events,
-       "B", "", true},
+      {"raw NDJSON / bytes on disk", Median(ratio), "x", ">= 4",
+       Median(ratio) >= 4},
+      {"bytes on disk per event",
+       static_cast<double>(sizes.disk_bytes) / a.events, "B", "", true},
       {"raw NDJSON per event", static_cast<double>(sizes.raw_bytes) / a.events,
        "B", "", true},
       {"follow latency p50", lat.p50_ms, "ms", "", true},

@@ -4,8 +4,7 @@
 
 namespace cdc::event {
 
-TEST_CASE("import accepts a valid event and stores it canonically",
-          "[event]") {
+TEST_CASE("import accepts a valid event and stores it canonically", "[event]") {
   auto ev = ParseImportLine(
       R"({"after":{"id":7},"seq":99,"op":"u","table":"orders","xid":750,)"
       R"("schema":"public","lsn":"0/1634f28","ts":"2026-11-29T08:41:02.1+01:00",)"
@@ -71,8 +70,8 @@ TEST_CASE("the head of a stored event is read without a full parse",
   CHECK(h.schema == "a\"b");
   CHECK(h.table == "t");
   EventHead m;
-  REQUIRE(ParseHead(R"({"lsn":"0/5","xid":9,"ts":"T","op":"m","prefix":"p"})",
-                    &m));
+  REQUIRE(
+      ParseHead(R"({"lsn":"0/5","xid":9,"ts":"T","op":"m","prefix":"p"})", &m));
   CHECK(m.op == "m");
   CHECK(m.table.empty());
   CHECK_FALSE(ParseHead(R"({"op":"c"})", &h));

@@ -16,12 +16,12 @@ uint64_t FrameOffset(const std::string& path, uint64_t base, int n) {
   REQUIRE(f.ok());
   uint64_t found = 0;
   int i = 0;
-  auto scan = ScanSegment(*f, *f->Size(), base, false,
-                          [&](uint64_t off, const FrameHeader&,
-                              std::string_view) {
-                            if (i++ == n) found = off;
-                            return Status::OK();
-                          });
+  auto scan =
+      ScanSegment(*f, *f->Size(), base, false,
+                  [&](uint64_t off, const FrameHeader&, std::string_view) {
+                    if (i++ == n) found = off;
+                    return Status::OK();
+                  });
   REQUIRE(scan.ok());
   REQUIRE(i > n);
   return found;

@@ -10,16 +10,17 @@
 
 namespace cdc::log {
 
-TEST_CASE("a follower never sees part of a transaction and sees every event "
-          "once, in order",
-          "[log][follow]") {
+TEST_CASE(
+    "a follower never sees part of a transaction and sees every event "
+    "once, in order",
+    "[log][follow]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
   REQUIRE(OpenOrCreateLog(log).ok());
   WriterOptions opts;
-  opts.segment_bytes = 16 << 10;  // rotate often under the reader
-  opts.frame_bytes = 1024;        // big transactions span many frames
-  opts.write_buffer_bytes = 2048; // and reach the file before they commit
+  opts.segment_bytes = 16 << 10;   // rotate often under the reader
+  opts.frame_bytes = 1024;         // big transactions span many frames
+  opts.write_buffer_bytes = 2048;  // and reach the file before they commit
   constexpr uint64_t kTxns = 400;
   std::vector<uint64_t> sizes;
   std::mt19937 rng(42);
@@ -37,10 +38,12 @@ TEST_CASE("a follower never sees part of a transaction and sees every event "
     }
     for (uint64_t t = 0; t < kTxns; ++t) {
       for (uint64_t i = 0; i < sizes[t]; ++i)
-        if (!(*w)->Append(test::EventLine(t + 1, i, 40)).ok()) writer_ok = false;
+        if (!(*w)->Append(test::EventLine(t + 1, i, 40)).ok())
+          writer_ok = false;
       if (!(*w)->Commit((t + 1) * 16, 0, t + 1).ok()) writer_ok = false;
       if (t % 3 == 0 && !(*w)->Sync().ok()) writer_ok = false;
-      if (t % 25 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (t % 25 == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (!(*w)->Sync().ok()) writer_ok = false;
   });

@@ -27,10 +27,10 @@ TEST_CASE("frame header layout is byte-exact", "[log][frame]") {
   codec.EncodeFrame(Sample(), raw, &out);
   REQUIRE(out.size() >= kFrameHeaderSize);
   CHECK(out.substr(0, 4) == "CDCF");
-  CHECK(out[4] == 1);                  // version
-  CHECK(out[5] == 1);                  // TXN_END
-  CHECK(out[7] == 0);                  // reserved
-  CHECK(out[8] == 0x08);               // first seq, little-endian
+  CHECK(out[4] == 1);     // version
+  CHECK(out[5] == 1);     // TXN_END
+  CHECK(out[7] == 0);     // reserved
+  CHECK(out[8] == 0x08);  // first seq, little-endian
   CHECK(out[15] == 0x01);
   CHECK(GetFixed32(out.data() + 16) == 3);
   CHECK(GetFixed32(out.data() + 20) == out.size() - kFrameHeaderSize);
@@ -75,10 +75,10 @@ TEST_CASE("every flipped byte of a frame is caught", "[log][frame]") {
     bool caught =
         st != HeaderState::kOk ||
         bad.size() != kFrameHeaderSize + h.payload_len ||
-        !Codec::ChecksumOk(bad.data(),
-                           std::string_view(bad.data() + kFrameHeaderSize,
-                                            h.payload_len),
-                           h.checksum);
+        !Codec::ChecksumOk(
+            bad.data(),
+            std::string_view(bad.data() + kFrameHeaderSize, h.payload_len),
+            h.checksum);
     INFO("byte " << i);
     CHECK(caught);
   }

@@ -21,13 +21,12 @@ std::vector<FrameSpan> Frames(const std::string& path, uint64_t base) {
   auto f = SegmentFile::Open(path);
   REQUIRE(f.ok());
   auto size = f->Size();
-  auto scan = ScanSegment(*f, *size, base, true,
-                          [&](uint64_t off, const FrameHeader& h,
-                              std::string_view) {
-                            out.push_back({off, off + h.frame_size(),
-                                           h.end_seq(), h.txn_end()});
-                            return Status::OK();
-                          });
+  auto scan = ScanSegment(
+      *f, *size, base, true,
+      [&](uint64_t off, const FrameHeader& h, std::string_view) {
+        out.push_back({off, off + h.frame_size(), h.end_seq(), h.txn_end()});
+        return Status::OK();
+      });
   REQUIRE(scan.ok());
   return out;
 }
@@ -91,9 +90,10 @@ TEST_CASE("recovery drops a multi-frame transaction cut anywhere",
   CheckEveryCut(dir.sub("log"), dir.sub("work"));
 }
 
-TEST_CASE("garbage after the last frame is a torn tail; damage before good "
-          "frames is corruption",
-          "[log][recovery][corruption]") {
+TEST_CASE(
+    "garbage after the last frame is a torn tail; damage before good "
+    "frames is corruption",
+    "[log][recovery][corruption]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
   test::WriteTxns(log, 1, 10, 2);

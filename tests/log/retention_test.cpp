@@ -60,11 +60,10 @@ TEST_CASE("an expired consumer fails until an operator seeks it",
   WriterOptions opts;
   opts.segment_bytes = 2048;
   test::WriteTxns(log, 1, 60, 4, opts);
-  REQUIRE(test::RunTool(ack::RunCli,
-                        {"cdc-ack", "--log", log, "-c", "slow", "--create"}) ==
-          0);
   REQUIRE(test::RunTool(ack::RunCli, {"cdc-ack", "--log", log, "-c", "slow",
-                                      "5"}) == 0);
+                                      "--create"}) == 0);
+  REQUIRE(test::RunTool(ack::RunCli,
+                        {"cdc-ack", "--log", log, "-c", "slow", "5"}) == 0);
   RetentionPolicy keep2;
   keep2.max_segments = 2;
   auto res = ApplyRetention(log, keep2, NowMicros(), false);

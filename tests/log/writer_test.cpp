@@ -24,9 +24,10 @@ TEST_CASE("a second writer is refused while the first holds the lock",
   CHECK(LogWriter::Open(dir.path(), {}).ok());
 }
 
-TEST_CASE("an aborted transaction leaves nothing, even after it reached the "
-          "file",
-          "[log][writer]") {
+TEST_CASE(
+    "an aborted transaction leaves nothing, even after it reached the "
+    "file",
+    "[log][writer]") {
   test::TempDir dir;
   REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
   WriterOptions opts;
@@ -74,7 +75,8 @@ TEST_CASE("sealed segments carry a correct seal record", "[log][writer]") {
   auto w = LogWriter::Open(dir.path(), opts);
   REQUIRE(w.ok());
   CHECK((*w)->recovery().resealed == 1);
-  CHECK(ReadSealRecord((*segs)[1].path)->sha256 == *Sha256File((*segs)[1].path));
+  CHECK(ReadSealRecord((*segs)[1].path)->sha256 ==
+        *Sha256File((*segs)[1].path));
 }
 
 TEST_CASE("readers seek by seq, LSN and time without reading everything",

@@ -116,8 +116,8 @@ Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       auto seq = SeqOf(line);
       if (!seq.ok()) {
-        bad = Status::BadInput("stdin line " + std::to_string(line_no) +
-                               ": " + seq.status().message());
+        bad = Status::BadInput("stdin line " + std::to_string(line_no) + ": " +
+                               seq.status().message());
         break;
       }
       seen = std::max(seen, *seq);

@@ -35,7 +35,8 @@ Status Finish(Options* o, const Flags& f) {
     if (!t.empty()) o->tables.push_back(t);
   CDC_ASSIGN_OR_RETURN(o->segment_bytes, tools::ParseSize(f.segment_size));
   if (!f.retain_bytes.empty()) {
-    CDC_ASSIGN_OR_RETURN(o->retention.max_bytes, tools::ParseSize(f.retain_bytes));
+    CDC_ASSIGN_OR_RETURN(o->retention.max_bytes,
+                         tools::ParseSize(f.retain_bytes));
   }
   if (!f.retain_age.empty()) {
     CDC_ASSIGN_OR_RETURN(o->retention.max_age_us,

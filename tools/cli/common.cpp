@@ -10,8 +10,8 @@
 namespace cdc::tools {
 
 std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
-  app.set_version_flag("--version", std::string(app.get_name()) + " (cdc) " +
-                                        kVersion);
+  app.set_version_flag("--version",
+                       std::string(app.get_name()) + " (cdc) " + kVersion);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -56,8 +56,7 @@ Result<Position> ParsePosition(const std::string& t) {
   }
   uint64_t seq = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), seq);
-  if (ec != std::errc() || end != t.data() + t.size() || seq == 0)
-    return bad();
+  if (ec != std::errc() || end != t.data() + t.size() || seq == 0) return bad();
   p.kind = Position::Kind::kSeq;
   p.seq = seq;
   return p;
@@ -107,23 +106,26 @@ Result<uint64_t> ParseScaled(const std::string& t, const char* units,
 }  // namespace
 
 Result<uint64_t> ParseSize(const std::string& t) {
-  static const uint64_t kScale[] = {1, 1ull << 10, 1ull << 20, 1ull << 30,
-                                    1ull << 40, 1ull << 10, 1ull << 20,
-                                    1ull << 30};
+  static const uint64_t kScale[] = {1,          1ull << 10, 1ull << 20,
+                                    1ull << 30, 1ull << 40, 1ull << 10,
+                                    1ull << 20, 1ull << 30};
   // index 0 is "no unit"; units map onto kScale[1..]
   static const char* kUnits = "_kMGTKmg";
   return ParseScaled(t, kUnits, kScale, "size", "k, M, G, T");
 }
 
 Result<int64_t> ParseDuration(const std::string& t) {
-  static const uint64_t kScale[] = {1000000ull, 1000000ull, 60000000ull,
-                                    3600000000ull, 86400000000ull,
-                                    604800000000ull};
+  static const uint64_t kScale[] = {1000000ull,     1000000ull,
+                                    60000000ull,    3600000000ull,
+                                    86400000000ull, 604800000000ull};
   static const char* kUnits = "_smhdw";
-  CDC_ASSIGN_OR_RETURN(uint64_t v, ParseScaled(t, kUnits, kScale, "duration", "s, m, h, d, w"));
+  CDC_ASSIGN_OR_RETURN(
+      uint64_t v, ParseScaled(t, kUnits, kScale, "duration", "s, m, h, d, w"));
   return static_cast<int64_t>(v);
 }
 
-std::string JsonString(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string JsonString(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
 }  // namespace cdc::tools

@@ -21,8 +21,13 @@ void AddLogOption(CLI::App& app, std::string* dir);
 
 // A place in the log: earliest | latest | SEQ | lsn:X/Y | time:ISO.
 struct Position {
-  enum class Kind { kEarliest, kLatest, kSeq, kLsn, kTime } kind =
-      Kind::kEarliest;
+  enum class Kind {
+    kEarliest,
+    kLatest,
+    kSeq,
+    kLsn,
+    kTime
+  } kind = Kind::kEarliest;
   uint64_t seq = 0;
   Lsn lsn = 0;
   int64_t time = 0;

@@ -54,8 +54,8 @@ Status Info(const std::string& dir, bool json) {
                                     : it->dump();
     if (it.key() == "source" && id.source)
       v = "system " + id.source->system_id + ", database " +
-          id.source->database + ", slot " + id.source->slot +
-          ", publication " + id.source->publication;
+          id.source->database + ", slot " + id.source->slot + ", publication " +
+          id.source->publication;
     printf("%-15s %s\n", (it.key() + ":").c_str(), v.c_str());
   }
   return Status::OK();
@@ -63,14 +63,14 @@ Status Info(const std::string& dir, bool json) {
 
 Status Verify(const std::string& dir, bool json, bool quiet) {
   const bool progress = !quiet && !json && isatty(2);
-  CDC_ASSIGN_OR_RETURN(
-      log::VerifyReport rep,
-      log::VerifyLog(dir, [&](uint64_t done, uint64_t total) {
-        if (progress)
-          fprintf(stderr, "\rcdc-log: verified %llu of %llu MiB",
-                  static_cast<unsigned long long>(done >> 20),
-                  static_cast<unsigned long long>(total >> 20));
-      }));
+  CDC_ASSIGN_OR_RETURN(log::VerifyReport rep,
+                       log::VerifyLog(dir, [&](uint64_t done, uint64_t total) {
+                         if (progress)
+                           fprintf(
+                               stderr, "\rcdc-log: verified %llu of %llu MiB",
+                               static_cast<unsigned long long>(done >> 20),
+                               static_cast<unsigned long long>(total >> 20));
+                       }));
   if (progress) fputs("\n", stderr);
   if (json) {
     Json j;
@@ -88,21 +88,22 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
     if (!quiet)
       for (const auto& n : rep.notes)
         fprintf(stderr, "cdc-log: note: %s\n", n.c_str());
-    for (const auto& p : rep.problems) fprintf(stderr, "cdc-log: %s\n", p.c_str());
+    for (const auto& p : rep.problems)
+      fprintf(stderr, "cdc-log: %s\n", p.c_str());
     if (!quiet)
-      printf("%s: %llu segments, %llu frames, %llu events (seq %llu-%llu), "
-             "%llu bytes%s\n",
-             rep.ok() ? "ok" : "FAILED",
-             static_cast<unsigned long long>(rep.segments),
-             static_cast<unsigned long long>(rep.frames),
-             static_cast<unsigned long long>(rep.events),
-             static_cast<unsigned long long>(rep.first_seq),
-             static_cast<unsigned long long>(rep.next_seq - 1),
-             static_cast<unsigned long long>(rep.bytes),
-             rep.ok() ? ""
-                      : (", " + std::to_string(rep.problems.size()) +
-                         " problems")
-                            .c_str());
+      printf(
+          "%s: %llu segments, %llu frames, %llu events (seq %llu-%llu), "
+          "%llu bytes%s\n",
+          rep.ok() ? "ok" : "FAILED",
+          static_cast<unsigned long long>(rep.segments),
+          static_cast<unsigned long long>(rep.frames),
+          static_cast<unsigned long long>(rep.events),
+          static_cast<unsigned long long>(rep.first_seq),
+          static_cast<unsigned long long>(rep.next_seq - 1),
+          static_cast<unsigned long long>(rep.bytes),
+          rep.ok() ? ""
+                   : (", " + std::to_string(rep.problems.size()) + " problems")
+                         .c_str());
   }
   if (!rep.ok())
     return Status::CheckFailed(std::to_string(rep.problems.size()) +
@@ -155,7 +156,9 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
          static_cast<unsigned long long>(res.bytes_removed),
          static_cast<unsigned long long>(res.first_seq));
   for (const auto& n : expired)
-    fprintf(stderr, "cdc-log: consumer %s is expired (recover with \"cdc-ack -c %s --seek earliest\")\n",
+    fprintf(stderr,
+            "cdc-log: consumer %s is expired (recover with \"cdc-ack -c %s "
+            "--seek earliest\")\n",
             n.c_str(), n.c_str());
   return Status::OK();
 }
@@ -165,7 +168,9 @@ Status Consumers(const std::string& dir, bool json) {
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
   const uint64_t last = sum.next_seq - 1;
-  if (!json) printf("%-24s %12s %12s %-8s %s\n", "NAME", "ACKED", "LAG", "STATE", "UPDATED");
+  if (!json)
+    printf("%-24s %12s %12s %-8s %s\n", "NAME", "ACKED", "LAG", "STATE",
+           "UPDATED");
   for (const auto& c : consumers) {
     const bool expired = c.acked_seq + 1 < sum.first_seq;
     const uint64_t lag = last > c.acked_seq ? last - c.acked_seq : 0;
@@ -180,8 +185,8 @@ Status Consumers(const std::string& dir, bool json) {
     } else {
       printf("%-24s %12llu %12llu %-8s %s\n", c.name.c_str(),
              static_cast<unsigned long long>(c.acked_seq),
-             static_cast<unsigned long long>(lag),
-             expired ? "expired" : "ok", FormatTimestamp(c.updated_us).c_str());
+             static_cast<unsigned long long>(lag), expired ? "expired" : "ok",
+             FormatTimestamp(c.updated_us).c_str());
     }
   }
   return Status::OK();
@@ -191,11 +196,13 @@ Status Segments(const std::string& dir, bool json) {
   CDC_RETURN_IF_ERROR(log::ReadIdentity(dir).status());
   CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   CDC_ASSIGN_OR_RETURN(auto segs, log::ListSegments(dir));
-  if (!json) printf("%-30s %12s %12s %12s %-7s %s\n", "SEGMENT", "FIRST_SEQ", "LAST_SEQ", "BYTES", "STATE", "LAST_COMMIT");
+  if (!json)
+    printf("%-30s %12s %12s %12s %-7s %s\n", "SEGMENT", "FIRST_SEQ", "LAST_SEQ",
+           "BYTES", "STATE", "LAST_COMMIT");
   for (size_t i = 0; i < segs.size(); ++i) {
     const auto& s = segs[i];
     CDC_ASSIGN_OR_RETURN(uint64_t bytes, FileSize(s.path));
-    uint64_t end = s.seal ? s.seal->end_seq
+    uint64_t end = s.seal                ? s.seal->end_seq
                    : i + 1 < segs.size() ? segs[i + 1].base_seq
                                          : sum.next_seq;
     bool known = s.seal && s.seal->last_time != 0;
@@ -207,7 +214,8 @@ Status Segments(const std::string& dir, bool json) {
       j["bytes"] = bytes;
       j["sealed"] = s.sealed;
       j["sha256"] = s.seal ? Json(s.seal->sha256) : Json();
-      j["last_commit"] = known ? Json(FormatTimestamp(s.seal->last_time)) : Json();
+      j["last_commit"] =
+          known ? Json(FormatTimestamp(s.seal->last_time)) : Json();
       PrintJson(j);
     } else {
       printf("%-30s %12llu %12llu %12llu %-7s %s\n", s.name.c_str(),
@@ -234,28 +242,46 @@ int RunCli(int argc, char** argv) {
   app.fallthrough();
   auto* info = app.add_subcommand("info", "Show the log's identity and extent");
   info->add_flag("--json", json, "One JSON object");
-  auto* verify = app.add_subcommand(
-      "verify", "Check every frame, seq continuity, LSN order and seals; exit 1 on a problem");
+  auto* verify = app.add_subcommand("verify",
+                                    "Check every frame, seq continuity, LSN "
+                                    "order and seals; exit 1 on a problem");
   bool quiet = false;
   verify->add_flag("--json", json, "One JSON object");
   verify->add_flag("-q,--quiet", quiet, "Print problems only");
   auto* retain = app.add_subcommand("retain", "Delete old sealed segments");
   RetainFlags rf;
-  retain->add_option("--max-bytes", rf.max_bytes, "Keep the log under SIZE (e.g. 10G)")->type_name("SIZE");
-  retain->add_option("--max-age", rf.max_age, "Drop segments whose newest commit is older (e.g. 7d)")->type_name("DURATION");
-  retain->add_option("--max-segments", rf.max_segments, "Keep at most N segments")->type_name("N")->check(CLI::PositiveNumber);
+  retain
+      ->add_option("--max-bytes", rf.max_bytes,
+                   "Keep the log under SIZE (e.g. 10G)")
+      ->type_name("SIZE");
+  retain
+      ->add_option("--max-age", rf.max_age,
+                   "Drop segments whose newest commit is older (e.g. 7d)")
+      ->type_name("DURATION");
+  retain
+      ->add_option("--max-segments", rf.max_segments, "Keep at most N segments")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
   retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
   retain->add_flag("--json", json, "One JSON object");
-  auto* consumers = app.add_subcommand("consumers", "List consumers with their lag");
+  auto* consumers =
+      app.add_subcommand("consumers", "List consumers with their lag");
   consumers->add_flag("--json", json, "One JSON object per consumer");
   auto* segments = app.add_subcommand("segments", "List segments");
   segments->add_flag("--json", json, "One JSON object per segment");
-  auto* import = app.add_subcommand(
-      "import", "Append NDJSON events from stdin as transactions (creates the log if needed)");
+  auto* import = app.add_subcommand("import",
+                                    "Append NDJSON events from stdin as "
+                                    "transactions (creates the log if needed)");
   ImportOptions io;
   std::string seg_size = "64M";
-  import->add_option("--segment-size", seg_size, "Seal segments at about SIZE (default 64M)")->type_name("SIZE");
-  import->add_option("--commit-delay", io.commit_delay_ms, "Group commit window in ms (default 10)")->check(CLI::NonNegativeNumber);
+  import
+      ->add_option("--segment-size", seg_size,
+                   "Seal segments at about SIZE (default 64M)")
+      ->type_name("SIZE");
+  import
+      ->add_option("--commit-delay", io.commit_delay_ms,
+                   "Group commit window in ms (default 10)")
+      ->check(CLI::NonNegativeNumber);
   import->add_flag("-q,--quiet", io.quiet, "No summary on stderr");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
 
@@ -273,7 +299,8 @@ int RunCli(int argc, char** argv) {
   } else if (import->parsed()) {
     io.log = dir;
     auto size = tools::ParseSize(seg_size);
-    s = size.ok() ? (io.segment_bytes = *size, RunImport(io, 0)) : size.status();
+    s = size.ok() ? (io.segment_bytes = *size, RunImport(io, 0))
+                  : size.status();
   }
   fflush(stdout);
   if (s.code() == Code::kCheckFailed) return 1;  // problems already printed

@@ -32,8 +32,7 @@ Status RunImport(const ImportOptions& o, int in_fd) {
   // "already in the log": a captured log takes events only from capture.
   if (id.source)
     return Status::Config("log " + o.log + " is written by cdc-capture (slot " +
-                          id.source->slot +
-                          "); import into a log of its own");
+                          id.source->slot + "); import into a log of its own");
   log::WriterOptions wo;
   wo.segment_bytes = o.segment_bytes;
   CDC_ASSIGN_OR_RETURN(auto w, log::LogWriter::Open(o.log, wo));
@@ -86,8 +85,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
       CDC_RETURN_IF_ERROR(commit());
     }
     if (!txn.open) {
-      txn = Txn{true, ev->lsn, ev->xid, ev->ts, line_no,
-                resuming && ev->lsn <= resume_after};
+      txn = Txn{true,   ev->lsn, ev->xid,
+                ev->ts, line_no, resuming && ev->lsn <= resume_after};
     } else if (ev->ts != txn.ts) {
       return Status::BadInput("\"ts\" differs within transaction xid " +
                               std::to_string(txn.xid) +
@@ -105,8 +104,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     ssize_t n = ::read(in_fd, chunk.data(), chunk.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      bad = Status::IOError(std::string("cannot read stdin: ") +
-                            strerror(errno));
+      bad =
+          Status::IOError(std::string("cannot read stdin: ") + strerror(errno));
       break;
     }
     if (n == 0) {

@@ -51,8 +51,8 @@ int Judge(const Filter& f, uint64_t seq, std::string_view stored) {
     auto ts = ParseTimestamp(h.ts);
     if (ts.ok() && *ts > f.to.time) return -1;
   }
-  if (!f.ops.empty() && (h.op.size() != 1 ||
-                         f.ops.find(h.op[0]) == std::string::npos))
+  if (!f.ops.empty() &&
+      (h.op.size() != 1 || f.ops.find(h.op[0]) == std::string::npos))
     return 0;
   if (!f.tables.empty()) {
     std::string name = h.schema + "." + h.table;
@@ -95,13 +95,12 @@ Status Position(const Options& o, log::LogReader& r) {
   }
   Status s = r.SeekSeq(acked + 1);
   if (s.code() == Code::kExpired)
-    return Status::Expired("consumer " + o.consumer +
-                           " is expired: its next event (seq " +
-                           std::to_string(acked + 1) +
-                           ") was removed by retention; run \"cdc-ack -c " +
-                           o.consumer +
-                           " --seek earliest\" (or another position) to "
-                           "continue from what is retained");
+    return Status::Expired(
+        "consumer " + o.consumer + " is expired: its next event (seq " +
+        std::to_string(acked + 1) +
+        ") was removed by retention; run \"cdc-ack -c " + o.consumer +
+        " --seek earliest\" (or another position) to "
+        "continue from what is retained");
   return s;
 }
 
@@ -122,8 +121,7 @@ Status Run(const Options& o, cli::Output& out) {
     CDC_ASSIGN_OR_RETURN(f.to, tools::ParsePosition(o.to));
     if (f.to.kind == tools::Position::Kind::kEarliest ||
         f.to.kind == tools::Position::Kind::kLatest) {
-      CDC_ASSIGN_OR_RETURN(uint64_t next,
-                           tools::ResolvePosition(o.log, f.to));
+      CDC_ASSIGN_OR_RETURN(uint64_t next, tools::ResolvePosition(o.log, f.to));
       // "latest" resolves to one past the end; "earliest" to the first.
       if (f.to.kind == tools::Position::Kind::kLatest) --next;
       f.to = tools::Position{tools::Position::Kind::kSeq, next, 0, 0};

@@ -82,8 +82,8 @@ Result<size_t> PreadUpTo(int fd, char* buf, size_t n, uint64_t offset,
                          const std::string& path) {
   size_t done = 0;
   while (done < n) {
-    ssize_t r = ::pread(fd, buf + done, n - done,
-                        static_cast<off_t>(offset + done));
+    ssize_t r =
+        ::pread(fd, buf + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("read", path, errno);

@@ -37,7 +37,8 @@ class FileHandle {
   int fd_ = -1;
 };
 
-Result<FileHandle> OpenFile(const std::string& path, int flags, int mode = 0644);
+Result<FileHandle> OpenFile(const std::string& path, int flags,
+                            int mode = 0644);
 // Writes all of `n` bytes at the current offset (retrying short writes).
 Status WriteAll(int fd, const char* data, size_t n, const std::string& path);
 // Writes all of `n` bytes at `offset` (retrying short writes).

@@ -14,20 +14,20 @@ namespace cdc {
 
 enum class Code : int {
   kOk = 0,
-  kCheckFailed,     // verify found a problem (exit 1)
-  kUsage,           // bad flags or arguments (exit 64)
-  kBadInput,        // malformed input data (exit 65)
-  kCorruption,      // log data fails its checksum or structure (exit 65)
-  kNotFound,        // log, segment, consumer or backup not found (exit 66)
-  kUnavailable,     // a server cannot be reached (exit 69)
-  kInternal,        // a bug (exit 70)
-  kCannotCreate,    // cannot create a file or directory (exit 73)
-  kIOError,         // read/write/fsync failed, disk full (exit 74)
-  kBusy,            // lock held; retry later (exit 75)
-  kPermission,      // permission or authentication (exit 77)
-  kConfig,          // bad configuration, wrong log for this source (exit 78)
-  kExpired,         // consumer's next event was removed (exit 10)
-  kGap,             // log is behind the replication slot (exit 11)
+  kCheckFailed,   // verify found a problem (exit 1)
+  kUsage,         // bad flags or arguments (exit 64)
+  kBadInput,      // malformed input data (exit 65)
+  kCorruption,    // log data fails its checksum or structure (exit 65)
+  kNotFound,      // log, segment, consumer or backup not found (exit 66)
+  kUnavailable,   // a server cannot be reached (exit 69)
+  kInternal,      // a bug (exit 70)
+  kCannotCreate,  // cannot create a file or directory (exit 73)
+  kIOError,       // read/write/fsync failed, disk full (exit 74)
+  kBusy,          // lock held; retry later (exit 75)
+  kPermission,    // permission or authentication (exit 77)
+  kConfig,        // bad configuration, wrong log for this source (exit 78)
+  kExpired,       // consumer's next event was removed (exit 10)
+  kGap,           // log is behind the replication slot (exit 11)
 };
 
 class [[nodiscard]] Status {
@@ -61,13 +61,17 @@ class [[nodiscard]] Status {
   static Status CannotCreate(std::string m) {
     return {Code::kCannotCreate, std::move(m)};
   }
-  static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
+  static Status IOError(std::string m) {
+    return {Code::kIOError, std::move(m)};
+  }
   static Status Busy(std::string m) { return {Code::kBusy, std::move(m)}; }
   static Status Permission(std::string m) {
     return {Code::kPermission, std::move(m)};
   }
   static Status Config(std::string m) { return {Code::kConfig, std::move(m)}; }
-  static Status Expired(std::string m) { return {Code::kExpired, std::move(m)}; }
+  static Status Expired(std::string m) {
+    return {Code::kExpired, std::move(m)};
+  }
   static Status Gap(std::string m) { return {Code::kGap, std::move(m)}; }
 
   bool ok() const { return rep_ == nullptr; }
@@ -122,10 +126,10 @@ class [[nodiscard]] Result {
 
 }  // namespace cdc
 
-#define CDC_RETURN_IF_ERROR(expr)       \
-  do {                                  \
-    ::cdc::Status _st = (expr);         \
-    if (!_st.ok()) return _st;          \
+#define CDC_RETURN_IF_ERROR(expr) \
+  do {                            \
+    ::cdc::Status _st = (expr);   \
+    if (!_st.ok()) return _st;    \
   } while (0)
 
 #define CDC_CONCAT_INNER(a, b) a##b

@@ -123,8 +123,8 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
     }
     if (p != s.size()) return bad();
   }
-  int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se -
-                 offset_s;
+  int64_t secs =
+      DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
   return secs * 1000000 + frac_us;
 }
 

@@ -141,8 +141,8 @@ Status Capture::HandleXLogData(const std::string& msg) {
   if (auto* t = std::get_if<pg::Type>(&m)) {
     Status s = types_.Lookup(t->oid, &catalog_);
     if (!s.ok())
- Warn("cannot look up type " + t->nspname + "." + t->name +
-                  " (its values render as text): " + s.message());
+      Warn("cannot look up type " + t->nspname + "." + t->name +
+           " (its values render as text): " + s.message());
   }
   auto* lm = std::get_if<pg::LogicalMessage>(&m);
   const bool lone_message = lm != nullptr && !in_txn_;
@@ -214,14 +214,14 @@ void Capture::Housekeeping(int64_t now) {
   m_.durable_lsn = w_->durable_lsn();
   struct statvfs vfs;
   if (statvfs(o_.log.c_str(), &vfs) == 0) {
-    const uint64_t avail =
-        static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
+    const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) *
+                           static_cast<uint64_t>(vfs.f_frsize);
     const bool low = avail < o_.min_free_bytes;
     if (low != m_.paused)
       Warn(low ? "free disk " + std::to_string(avail >> 20) +
-                        " MiB is below the floor; pausing reading (nothing "
-                        "new is acknowledged until space is freed)"
-                  : "free disk is above the floor again; resuming");
+                     " MiB is below the floor; pausing reading (nothing "
+                     "new is acknowledged until space is freed)"
+               : "free disk is above the floor again; resuming");
     m_.paused = low;
   }
   if (o_.retention.any() && now >= next_retention_) {
@@ -247,7 +247,8 @@ void Capture::Housekeeping(int64_t now) {
 
 Status Capture::Timers(pg::Connection& conn, int64_t now) {
   if (first_unsynced_ != 0 &&
-      (now - first_unsynced_ >= static_cast<int64_t>(o_.commit_delay_ms * 1000) ||
+      (now - first_unsynced_ >=
+           static_cast<int64_t>(o_.commit_delay_ms * 1000) ||
        w_->unsynced_commits() >= 10000)) {
     CDC_RETURN_IF_ERROR(w_->RequestSync());
     first_unsynced_ = 0;
@@ -259,8 +260,9 @@ Status Capture::Timers(pg::Connection& conn, int64_t now) {
     CDC_RETURN_IF_ERROR(SendStatus(conn, false));
   if (now >= next_housekeeping_) {
     next_housekeeping_ =
-        now + std::min<int64_t>(kHousekeepingEveryUs,
-                                static_cast<int64_t>(o_.metrics_interval_s * 1e6));
+        now +
+        std::min<int64_t>(kHousekeepingEveryUs,
+                          static_cast<int64_t>(o_.metrics_interval_s * 1e6));
     Housekeeping(now);
   }
   return Status::OK();
@@ -370,8 +372,8 @@ Status Capture::Run() {
       s = c.status();
     }
     ++m_.errors;
-    const bool retry = s.code() == Code::kUnavailable ||
-                       s.code() == Code::kBusy;
+    const bool retry =
+        s.code() == Code::kUnavailable || s.code() == Code::kBusy;
     Status d = Drain(conn.get());
     if (!d.ok()) return d;
     if (!retry) return s;
@@ -383,7 +385,8 @@ Status Capture::Run() {
     }
     if (now - failing_since >= static_cast<int64_t>(o_.reconnect_max_s * 1e6))
       return Status::Unavailable(
-          "gave up after " + std::to_string(static_cast<int>(o_.reconnect_max_s)) +
+          "gave up after " +
+          std::to_string(static_cast<int>(o_.reconnect_max_s)) +
           " s of failures: " + s.message());
     Warn(s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
     notify_.SetStatus("reconnecting: " + s.message());

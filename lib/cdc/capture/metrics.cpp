@@ -17,8 +17,8 @@ void Line(std::string* out, const char* name, const char* type,
 
 std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
   std::string o;
-  Line(&o, "cdc_capture_events_total", "counter",
-       "Events written to the log.", static_cast<double>(m.events));
+  Line(&o, "cdc_capture_events_total", "counter", "Events written to the log.",
+       static_cast<double>(m.events));
   Line(&o, "cdc_capture_transactions_total", "counter",
        "Source transactions written to the log.",
        static_cast<double>(m.transactions));

@@ -31,12 +31,11 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
   sql += " WITH (publish_via_partition_root = true)";
   auto made = conn.Exec(sql);
   if (!made.ok())
-    return made.status().Annotate("cannot create publication " +
-                                  o.publication);
+    return made.status().Annotate("cannot create publication " + o.publication);
   if (!o.quiet)
     fprintf(stderr, "cdc-capture: created publication %s (%s)\n",
-          o.publication.c_str(),
-          o.tables.empty() ? "all tables" : "listed tables");
+            o.publication.c_str(),
+            o.tables.empty() ? "all tables" : "listed tables");
   return Status::OK();
 }
 
@@ -73,24 +72,23 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
                 "slot_name = " +
                 conn.QuoteLiteral(o.slot)));
   if (slot.rows() == 0) {
-    CDC_ASSIGN_OR_RETURN(pg::PgResult made,
-                         conn.Exec("CREATE_REPLICATION_SLOT " +
-                                   conn.QuoteIdent(o.slot) +
-                                   " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
+    CDC_ASSIGN_OR_RETURN(
+        pg::PgResult made,
+        conn.Exec("CREATE_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) +
+                  " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
     st.created = true;
     CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(made.get(0, 1)));
     if (!o.quiet)
       fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
-            o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
+              o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
     CDC_ASSIGN_OR_RETURN(st.server_lsn, ParseLsn(now.get(0, 0)));
   } else {
     if (slot.get(0, 0) != "pgoutput" || slot.get(0, 1) != sys.dbname)
       return Status::Config("replication slot " + o.slot + " uses plugin " +
-                            slot.get(0, 0) + " on database " +
-                            slot.get(0, 1) + "; cdc needs pgoutput on " +
-                            sys.dbname);
+                            slot.get(0, 0) + " on database " + slot.get(0, 1) +
+                            "; cdc needs pgoutput on " + sys.dbname);
     if (!slot.is_null(0, 2)) {
       CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(slot.get(0, 2)));
     }
@@ -103,9 +101,9 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   if (writer.has_commit() &&
       st.confirmed_flush > writer.last_commit_lsn() + 1) {
     std::string msg =
-        "gap: log " + o.log + " ends at " + FormatLsn(writer.last_commit_lsn()) +
-        " but slot " + o.slot + " has confirmed up to " +
-        FormatLsn(st.confirmed_flush) +
+        "gap: log " + o.log + " ends at " +
+        FormatLsn(writer.last_commit_lsn()) + " but slot " + o.slot +
+        " has confirmed up to " + FormatLsn(st.confirmed_flush) +
         "; the changes in between are gone from the slot. Restore a newer "
         "backup of the log, start a new log with a new slot, or pass "
         "--accept-gap to continue with the gap";
@@ -124,7 +122,8 @@ Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog) {
   for (int i = 0; i < r.rows(); ++i) {
     uint32_t oid = static_cast<uint32_t>(std::stoul(r.get(i, 0)));
     if (r.get(i, 1) == "d")
-      catalog->domain_base[oid] = static_cast<uint32_t>(std::stoul(r.get(i, 2)));
+      catalog->domain_base[oid] =
+          static_cast<uint32_t>(std::stoul(r.get(i, 2)));
     else
       catalog->array_element[oid] =
           static_cast<uint32_t>(std::stoul(r.get(i, 3)));

@@ -16,9 +16,9 @@
 namespace cdc::capture {
 
 struct SlotState {
-  bool created = false;    // we created it just now
+  bool created = false;  // we created it just now
   Lsn confirmed_flush = 0;
-  Lsn server_lsn = 0;      // pg_current_wal_lsn() when we connected
+  Lsn server_lsn = 0;  // pg_current_wal_lsn() when we connected
 };
 
 // Checks (and on first use records) the log's source identity, ensures the

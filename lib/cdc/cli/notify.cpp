@@ -4,8 +4,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 namespace cdc::cli {
@@ -31,8 +31,8 @@ void Notifier::Send(const std::string& msg) {
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path_.data(), path_.size());
   if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract socket
-  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) +
-                                         path_.size());
+  socklen_t len =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path_.size());
   // Best effort, as sd_notify: a lost datagram must not stop the service.
   (void)::sendto(fd_, msg.data(), msg.size(), MSG_NOSIGNAL,
                  reinterpret_cast<sockaddr*>(&addr), len);

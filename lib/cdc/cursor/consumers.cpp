@@ -92,10 +92,10 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
     const std::string& log_dir) {
   std::unique_ptr<ConsumerStore> s(new ConsumerStore());
   s->path_ = JoinPath(log_dir, "consumers.db");
-  int rc = sqlite3_open_v2(s->path_.c_str(), &s->db_,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                               SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      s->path_.c_str(), &s->db_,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      nullptr);
   if (rc != SQLITE_OK) {
     if (s->db_ == nullptr)
       return Status::IOError("cannot open " + s->path_ + ": out of memory");
@@ -143,8 +143,7 @@ Result<Consumer> ConsumerStore::Create(const std::string& name,
 }
 
 Result<Consumer> ConsumerStore::GetOrCreate(const std::string& name,
-                                            uint64_t acked_seq,
-                                            bool* created) {
+                                            uint64_t acked_seq, bool* created) {
   *created = false;
   CDC_ASSIGN_OR_RETURN(auto c, Get(name));
   if (c) return *c;
@@ -168,8 +167,7 @@ Result<uint64_t> ConsumerStore::Ack(const std::string& name, uint64_t seq) {
   st.Bind(2, seq);
   st.Bind(3, NowMicros());
   int rc = st.Step();
-  if (rc == SQLITE_DONE)
-    return Status::NotFound("no consumer named " + name);
+  if (rc == SQLITE_DONE) return Status::NotFound("no consumer named " + name);
   if (rc != SQLITE_ROW) return Error("cannot ack " + name);
   uint64_t v = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
   if (st.Step() != SQLITE_DONE) return Error("cannot ack " + name);

@@ -69,7 +69,8 @@ bool ParseHead(std::string_view s, EventHead* h) {
     if (!ReadString(s, &p, &key) || p >= s.size() || s[p] != ':') return false;
     ++p;
     if (key == "xid") {
-      auto [ptr, ec] = std::from_chars(s.data() + p, s.data() + s.size(), h->xid);
+      auto [ptr, ec] =
+          std::from_chars(s.data() + p, s.data() + s.size(), h->xid);
       if (ec != std::errc()) return false;
       p = static_cast<size_t>(ptr - s.data());
       continue;
@@ -125,10 +126,10 @@ Result<ImportedEvent> ParseImportLine(std::string_view line) {
     return Status::BadInput("\"ts\": " + parsed_ts.status().message());
   ev.ts = *parsed_ts;
   CDC_ASSIGN_OR_RETURN(std::string op, need_string("op"));
-  if (op.size() != 1 || std::string_view("cudrtms").find(op[0]) ==
-                            std::string_view::npos)
-    return Status::BadInput("\"op\" must be one of c u d r t m s, not \"" +
-                            op + "\"");
+  if (op.size() != 1 ||
+      std::string_view("cudrtms").find(op[0]) == std::string_view::npos)
+    return Status::BadInput("\"op\" must be one of c u d r t m s, not \"" + op +
+                            "\"");
   std::string schema, table;
   if (op != "m" || j.contains("schema") || j.contains("table")) {
     CDC_ASSIGN_OR_RETURN(schema, need_string("schema"));

@@ -56,10 +56,10 @@ Result<LogIdentity> ReadIdentity(const std::string& dir) {
     LogIdentity id;
     id.format_version = j.at("format_version").get<int>();
     if (id.format_version != kLogFormatVersion)
-      return Status::Corruption(
-          "log " + dir + " has format version " +
-          std::to_string(id.format_version) + "; this cdc reads version " +
-          std::to_string(kLogFormatVersion));
+      return Status::Corruption("log " + dir + " has format version " +
+                                std::to_string(id.format_version) +
+                                "; this cdc reads version " +
+                                std::to_string(kLogFormatVersion));
     id.log_id = j.at("log_id").get<std::string>();
     id.created = j.value("created", "");
     if (j.contains("source") && !j["source"].is_null()) {
@@ -85,7 +85,8 @@ Result<LogIdentity> CreateLog(const std::string& dir,
         n.rfind("consumers.db-", 0) != 0)
       return Status::CannotCreate("cannot create a log in " + dir +
                                   ": directory is not empty and holds no "
-                                  "cdc log (found " + n + ")");
+                                  "cdc log (found " +
+                                  n + ")");
   }
   CDC_RETURN_IF_ERROR(MakeDir(SegmentsDir(dir)));
   // The first segment exists from the start, so readers and followers can
@@ -97,8 +98,8 @@ Result<LogIdentity> CreateLog(const std::string& dir,
   id.log_id = RandomId();
   id.created = FormatTimestamp(NowMicros());
   id.source = std::move(source);
-  CDC_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, "log.json"),
-                                      IdentityJson(id)));
+  CDC_RETURN_IF_ERROR(
+      WriteFileAtomic(JoinPath(dir, "log.json"), IdentityJson(id)));
   CDC_RETURN_IF_ERROR(SyncDir(dir));
   return id;
 }

@@ -37,8 +37,7 @@ Status LogReader::CorruptAt(uint64_t off, uint64_t first_seq,
     auto later = file_->FindValidFrameAfter(off, *size);
     if (later.ok() && *later) {
       auto h = file_->ReadHeader(**later, *size);
-      if (h.ok() && h->header.first_seq > 0)
-        last_seq = h->header.first_seq - 1;
+      if (h.ok() && h->header.first_seq > 0) last_seq = h->header.first_seq - 1;
     }
   }
   if (last_seq == 0) {
@@ -76,8 +75,8 @@ Status LogReader::ExtendCommitted() {
     if (at.header.first_seq != scan_seq_)
       return CorruptAt(scan_, scan_seq_,
                        "frame starts at seq " +
-                           std::to_string(at.header.first_seq) +
-                           ", expected " + std::to_string(scan_seq_));
+                           std::to_string(at.header.first_seq) + ", expected " +
+                           std::to_string(scan_seq_));
     scan_ += at.header.frame_size();
     scan_seq_ = at.header.end_seq();
     if (at.header.txn_end()) committed_ = scan_;
@@ -125,15 +124,13 @@ Result<bool> LogReader::Next(Batch* b) {
 
 Status LogReader::SeekEarliest() {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
-  if (segs.empty())
-    return Status::NotFound("log " + dir_ + " has no segments");
+  if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   return SeekSeq(segs.front().base_seq);
 }
 
 Status LogReader::SeekSeq(uint64_t seq) {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
-  if (segs.empty())
-    return Status::NotFound("log " + dir_ + " has no segments");
+  if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   if (seq < segs.front().base_seq)
     return Status::Expired("seq " + std::to_string(seq) +
                            " is no longer in the log (the earliest retained "
@@ -160,8 +157,7 @@ template <typename Key>
 Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
                              uint64_t target) {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
-  if (segs.empty())
-    return Status::NotFound("log " + dir_ + " has no segments");
+  if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   size_t i = 0;
   while (i + 1 < segs.size() && segs[i].seal &&
          key_of_seal(*segs[i].seal) < target)

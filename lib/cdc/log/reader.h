@@ -28,7 +28,7 @@ namespace cdc::log {
 // The events of one frame. Lines are in stored form (no "seq"/"last").
 struct Batch {
   FrameHeader header;
-  std::string raw;  // decompressed payload: event_count lines
+  std::string raw;    // decompressed payload: event_count lines
   uint32_t skip = 0;  // leading events to skip (a seek into the frame)
 
   // Calls fn(seq, line, last_in_txn) for each event after `skip`.

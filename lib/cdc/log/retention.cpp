@@ -24,8 +24,8 @@ Result<RetentionResult> ApplyRetention(const std::string& dir,
     if (!s.seal) break;  // unsealed by a crash: the writer reseals it first
     bool too_big = policy.max_bytes && total > policy.max_bytes;
     bool too_many = policy.max_segments && count > policy.max_segments;
-    bool too_old = policy.max_age_us &&
-                   now_us - s.seal->last_time > policy.max_age_us;
+    bool too_old =
+        policy.max_age_us && now_us - s.seal->last_time > policy.max_age_us;
     if (!too_big && !too_many && !too_old) break;
     if (!dry_run) {
       if (::unlink(s.path.c_str()) != 0 && errno != ENOENT)

@@ -34,8 +34,7 @@ std::string SegmentsDir(const std::string& log_dir) {
 
 std::string SegmentFileName(uint64_t base_seq) {
   std::string digits = std::to_string(base_seq);
-  return std::string(kSeqDigits - digits.size(), '0') + digits +
-         kSegmentSuffix;
+  return std::string(kSeqDigits - digits.size(), '0') + digits + kSegmentSuffix;
 }
 
 std::string SealRecordPath(const std::string& segment_path) {
@@ -148,11 +147,11 @@ Result<FrameAt> SegmentFile::ReadFrame(uint64_t off, uint64_t size,
   if (at.status != FrameStatus::kOk) return at;
   char hbuf[kFrameHeaderSize];
   payload->resize(at.header.payload_len);
-  CDC_ASSIGN_OR_RETURN(size_t n, PreadUpTo(fd_.fd(), hbuf, sizeof hbuf, off,
-                                           path_));
-  CDC_ASSIGN_OR_RETURN(
-      size_t m, PreadUpTo(fd_.fd(), payload->data(), payload->size(),
-                          off + kFrameHeaderSize, path_));
+  CDC_ASSIGN_OR_RETURN(size_t n,
+                       PreadUpTo(fd_.fd(), hbuf, sizeof hbuf, off, path_));
+  CDC_ASSIGN_OR_RETURN(size_t m,
+                       PreadUpTo(fd_.fd(), payload->data(), payload->size(),
+                                 off + kFrameHeaderSize, path_));
   if (n < kFrameHeaderSize || m < payload->size()) {
     at.status = FrameStatus::kTorn;  // the file shrank under us
     return at;
@@ -194,10 +193,9 @@ Result<std::optional<uint64_t>> SegmentFile::FindValidFrameAfter(
 std::string DescribeCorruption(const std::string& segment_name, uint64_t offset,
                                uint64_t first_seq, uint64_t last_seq,
                                const std::string& detail) {
-  std::string range = last_seq >= first_seq
-                          ? std::to_string(first_seq) + "-" +
-                                std::to_string(last_seq)
-                          : std::to_string(first_seq) + "-?";
+  std::string range = last_seq >= first_seq ? std::to_string(first_seq) + "-" +
+                                                  std::to_string(last_seq)
+                                            : std::to_string(first_seq) + "-?";
   return "corrupt frame in " + segment_name + " at offset " +
          std::to_string(offset) + " (seq " + range + "): " + detail;
 }

@@ -68,15 +68,15 @@ Result<VerifyReport> VerifyLog(
         prev_lsn = h.commit_lsn;
       }
       if (!what.empty())
-        rep.problems.push_back(DescribeCorruption(
-            seg.name, off, h.first_seq, h.end_seq() - 1, what));
+        rep.problems.push_back(DescribeCorruption(seg.name, off, h.first_seq,
+                                                  h.end_seq() - 1, what));
       return Status::OK();
     };
     CDC_ASSIGN_OR_RETURN(SegmentScan scan,
                          ScanSegment(f, size, seg.base_seq, true, visit));
     if (scan.stop != FrameStatus::kEnd) {
-      CDC_ASSIGN_OR_RETURN(auto later, f.FindValidFrameAfter(scan.valid_end,
-                                                             size));
+      CDC_ASSIGN_OR_RETURN(auto later,
+                           f.FindValidFrameAfter(scan.valid_end, size));
       if (newest && !later) {
         rep.notes.push_back(seg.name + ": torn tail of " +
                             std::to_string(size - scan.valid_end) +
@@ -88,20 +88,19 @@ Result<VerifyReport> VerifyLog(
         uint64_t last = 0;
         if (later) {
           auto h = f.ReadHeader(*later, size);
-          if (h.ok() && h->header.first_seq > 0)
-            last = h->header.first_seq - 1;
+          if (h.ok() && h->header.first_seq > 0) last = h->header.first_seq - 1;
         } else if (!newest) {
           last = segs[i + 1].base_seq - 1;
         }
-        std::string detail = scan.stop == FrameStatus::kTorn
-                                 ? "truncated frame"
-                                 : scan.stop_detail;
+        std::string detail = scan.stop == FrameStatus::kTorn ? "truncated frame"
+                                                             : scan.stop_detail;
         rep.problems.push_back(DescribeCorruption(seg.name, scan.valid_end,
                                                   scan.next_seq, last, detail));
       }
     } else if (scan.txn_end != scan.valid_end) {
       (newest ? rep.notes : rep.problems)
-          .push_back(seg.name + ": ends in an incomplete transaction from seq " +
+          .push_back(seg.name +
+                     ": ends in an incomplete transaction from seq " +
                      std::to_string(scan.next_seq) +
                      (newest ? " (being written, or cut by a crash)" : ""));
     }
@@ -123,13 +122,13 @@ Result<VerifyReport> VerifyLog(
                                  std::to_string(r.bytes));
         if (scan.stop == FrameStatus::kEnd &&
             (r.first_seq != seg.base_seq || r.end_seq != scan.next_seq))
-          rep.problems.push_back(seg.name + ": seq range does not match its "
-                                            "seal record");
+          rep.problems.push_back(seg.name +
+                                 ": seq range does not match its "
+                                 "seal record");
         CDC_ASSIGN_OR_RETURN(std::string sha, Sha256File(seg.path));
         if (sha != r.sha256)
           rep.problems.push_back(seg.name + ": SHA-256 " + sha +
-                                 " does not match its seal record " +
-                                 r.sha256);
+                                 " does not match its seal record " + r.sha256);
       }
     }
     if (progress) progress(rep.bytes, total);

@@ -81,7 +81,8 @@ Status LogWriter::Recover() {
   // before creating its successor; it is simply the active segment again.
   const std::string stale = SealRecordPath(active.path);
   if (PathExists(stale)) {
-    if (::unlink(stale.c_str()) != 0) return ErrnoStatus("remove", stale, errno);
+    if (::unlink(stale.c_str()) != 0)
+      return ErrnoStatus("remove", stale, errno);
     CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir_)));
   }
   CDC_RETURN_IF_ERROR(OpenActive(active.base_seq, /*create=*/false));
@@ -94,14 +95,15 @@ Status LogWriter::Recover() {
       scan.stop == FrameStatus::kBadChecksum) {
     // Garbage at the very end is a write the crash tore; a damaged frame
     // with good frames after it is corruption of acknowledged data.
-    CDC_ASSIGN_OR_RETURN(auto later, f.FindValidFrameAfter(scan.valid_end, size));
+    CDC_ASSIGN_OR_RETURN(auto later,
+                         f.FindValidFrameAfter(scan.valid_end, size));
     if (later) {
       uint64_t last_seq = scan.next_seq;
       CDC_ASSIGN_OR_RETURN(FrameAt next, f.ReadHeader(*later, size));
       if (next.header.first_seq > 0) last_seq = next.header.first_seq - 1;
-      return Status::Corruption(DescribeCorruption(
-          active.name, scan.valid_end, scan.next_seq, last_seq,
-          scan.stop_detail));
+      return Status::Corruption(DescribeCorruption(active.name, scan.valid_end,
+                                                   scan.next_seq, last_seq,
+                                                   scan.stop_detail));
     }
   }
   if (scan.txn_end < size) {
@@ -292,7 +294,8 @@ Status LogWriter::RequestSync() {
 Status LogWriter::Sync() {
   CDC_RETURN_IF_ERROR(RequestSync());
   std::unique_lock<std::mutex> lk(mu_);
-  cv_synced_.wait(lk, [&] { return sync_done_ >= sync_requested_ || !failed_.ok(); });
+  cv_synced_.wait(
+      lk, [&] { return sync_done_ >= sync_requested_ || !failed_.ok(); });
   return failed_;
 }
 

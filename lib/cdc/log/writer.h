@@ -11,10 +11,10 @@
 // Compression and checksums run on background threads, fed through a short
 // bounded queue, so the caller (decoding PostgreSQL's stream, or parsing
 // NDJSON) keeps its core; frames are then written, fsynced and segments
-// sealed strictly in queue order, one thread at a time (a ticket). Memory stays bounded by
-// the frame size, queue depth and write buffer however large a transaction
-// grows. A failed write or fsync is fatal: every later call returns the
-// same error and durable_lsn() never moves again.
+// sealed strictly in queue order, one thread at a time (a ticket). Memory stays
+// bounded by the frame size, queue depth and write buffer however large a
+// transaction grows. A failed write or fsync is fatal: every later call returns
+// the same error and durable_lsn() never moves again.
 //
 // All methods are for one caller thread, except durable_lsn() and
 // WaitDurable(), which any thread may call.
@@ -189,7 +189,7 @@ class LogWriter {
   size_t queued_bytes_ = 0;
   size_t in_flight_ = 0;  // jobs taken by workers, not yet applied
   uint64_t next_ticket_ = 0;
-  uint64_t turn_ = 0;     // ticket whose output is applied next
+  uint64_t turn_ = 0;  // ticket whose output is applied next
   bool stop_ = false;
   uint64_t sync_done_ = 0;
   Status failed_;

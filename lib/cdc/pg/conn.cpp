@@ -145,8 +145,8 @@ Result<PgResult> Connection::Exec(const std::string& sql) {
   return ExecParams(sql, {});
 }
 
-Result<PgResult> Connection::ExecParams(const std::string& sql,
-                                        const std::vector<std::string>& params) {
+Result<PgResult> Connection::ExecParams(
+    const std::string& sql, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
   pg_result* raw =
@@ -158,7 +158,8 @@ Result<PgResult> Connection::ExecParams(const std::string& sql,
   ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
     std::string first = sql.substr(0, sql.find(' '));
-    const char* code = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+    const char* code =
+        raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
     return ClassifySqlState(code, Error(first + " failed"));
   }
   return r;
@@ -191,15 +192,15 @@ Result<SystemIdentity> Connection::IdentifySystem() {
 
 Status Connection::StartReplication(const std::string& slot, Lsn start,
                                     const std::string& publication) {
-  std::string cmd = "START_REPLICATION SLOT " + QuoteIdent(slot) +
-                    " LOGICAL " + FormatLsn(start) +
-                    " (proto_version '1', publication_names " +
-                    QuoteLiteral(QuoteIdent(publication)) +
-                    ", messages 'true')";
+  std::string cmd =
+      "START_REPLICATION SLOT " + QuoteIdent(slot) + " LOGICAL " +
+      FormatLsn(start) + " (proto_version '1', publication_names " +
+      QuoteLiteral(QuoteIdent(publication)) + ", messages 'true')";
   pg_result* raw = PQexec(conn_, cmd.c_str());
   PgResult r(raw);
   if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_BOTH) {
-    const char* code = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+    const char* code =
+        raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
     return ClassifySqlState(code, Error("START_REPLICATION failed"));
   }
   return Status::OK();

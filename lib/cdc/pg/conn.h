@@ -53,8 +53,8 @@ class Connection {
  public:
   // Unavailable when the server cannot be reached, Permission when it
   // refuses our credentials, Config for a malformed conninfo.
-  static Result<std::unique_ptr<Connection>> Connect(const std::string& conninfo,
-                                                     bool replication);
+  static Result<std::unique_ptr<Connection>> Connect(
+      const std::string& conninfo, bool replication);
   ~Connection();
 
   // Runs one command; error unless it returned tuples or completed.

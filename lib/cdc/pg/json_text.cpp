@@ -54,7 +54,6 @@ void AppendQuoted(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-
 // RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 // Returns the length of the number at s[p...], 0 if none.
 size_t JsonNumberLength(std::string_view s, size_t p, bool integer_only) {

@@ -13,7 +13,6 @@ namespace {
 
 namespace t = type_oid;
 
-
 // ---- bytea ---------------------------------------------------------------
 
 // PostgreSQL's bytea output: hex ("\x0a0b") or the older escape form
