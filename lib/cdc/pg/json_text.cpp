@@ -33,9 +33,25 @@ void AppendQuoted(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   static constexpr std::string_view kSpecial = "\"\\\b\f\n\r\t";
   static constexpr std::string_view kLetter = "\"\\bfnrt";
+  out->reserve(out->size() + s.size() + 2);
   out->push_back('"');
   size_t plain = 0;  // start of the run not yet copied
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
   for (size_t i = 0; i < s.size(); ++i) {
+    // Most text needs no escaping: test eight bytes at a time for a control
+    // character, '"' or '\\' and skip words that have none.
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      const uint64_t special = ((w - kOnes * 0x20) & ~w & kHigh) |
+                               has_zero(w ^ (kOnes * '"')) |
+                               has_zero(w ^ (kOnes * '\\'));
+      if (special != 0) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out->append(s.data() + plain, i - plain);
