@@ -330,17 +330,30 @@ void LogWriter::Work() {
     failed = !failed_.ok();
     lk.unlock();
     // Only the ticket holder runs here: the file and buffer are its alone.
-    Status s = failed ? Status::OK() : Apply(job);
+    int sync_fd = -1;
+    Status s;
+    if (!failed) s = job.sync ? DoSync(job, &sync_fd) : Place(job);
     lk.lock();
     ++turn_;
+    cv_turn_.notify_all();
+    if (sync_fd >= 0) {
+      lk.unlock();
+      Status synced = TimedSync(sync_fd);
+      ::close(sync_fd);
+      syncs_running_.fetch_sub(1);
+      if (s.ok()) s = synced;
+      lk.lock();
+    }
     --in_flight_;
     if (!s.ok() && failed_.ok()) {
       failed_ = s;
       has_failed_ = true;
     }
     if (job.sync) {
-      if (failed_.ok()) durable_lsn_ = job.lsn;
-      sync_done_ = job.id;
+      // Syncs may finish out of order; a later one covers every byte an
+      // earlier one wrote, so the durable position only moves forward.
+      if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;
+      sync_done_ = std::max(sync_done_, job.id);
       cv_synced_.notify_all();
     } else {
       queued_bytes_ -= job.raw_bytes;
@@ -348,11 +361,6 @@ void LogWriter::Work() {
     cv_turn_.notify_all();
     cv_space_.notify_all();
   }
-}
-
-Status LogWriter::Apply(Job& job) {
-  if (job.sync) return DoSync(job);
-  return Place(job);
 }
 
 Status LogWriter::Place(const Job& job) {
@@ -390,25 +398,42 @@ Status LogWriter::Flush() {
   return Status::OK();
 }
 
-Status LogWriter::DoSync(const Job& job) {
+Status LogWriter::TimedSync(int fd) {
+  // Never retried: after a failed fsync the page cache may have dropped
+  // the dirty pages, so a later success would prove nothing.
+  const int64_t t0 = MonoMicros();
+  CDC_RETURN_IF_ERROR(SyncFile(fd, path_));
+  const int64_t us = MonoMicros() - t0;
+  int b = 0;
+  while (b < SyncStats::kBuckets - 1 && us > SyncStats::kBoundsUs[b]) ++b;
+  stats_.buckets[b].fetch_add(1, std::memory_order_relaxed);
+  stats_.count.fetch_add(1, std::memory_order_relaxed);
+  stats_.total_us.fetch_add(static_cast<uint64_t>(us),
+                            std::memory_order_relaxed);
+  return Status::OK();
+}
+
+Status LogWriter::DoSync(const Job& job, int* sync_fd) {
   CDC_RETURN_IF_ERROR(Flush());
-  if (unsynced_bytes_ > 0) {
-    // Never retried: after a failed fsync the page cache may have dropped
-    // the dirty pages, so a later success would prove nothing.
-    const int64_t t0 = MonoMicros();
-    CDC_RETURN_IF_ERROR(SyncFile(fd_.fd(), path_));
-    const int64_t us = MonoMicros() - t0;
-    int b = 0;
-    while (b < SyncStats::kBuckets - 1 && us > SyncStats::kBoundsUs[b]) ++b;
-    stats_.buckets[b].fetch_add(1, std::memory_order_relaxed);
-    stats_.count.fetch_add(1, std::memory_order_relaxed);
-    stats_.total_us.fetch_add(static_cast<uint64_t>(us),
-                              std::memory_order_relaxed);
+  const bool seal = job.at_boundary && file_size_ >= opts_.segment_bytes &&
+                    job.next_seq > base_seq_;
+  // With an earlier sync still running outside the ticket, nothing here is
+  // durable until it is: sync again (which waits for that writeback).
+  if (unsynced_bytes_ > 0 || syncs_running_.load() > 0) {
+    if (seal) {
+      CDC_RETURN_IF_ERROR(TimedSync(fd_.fd()));
+    } else {
+      // The fsync itself runs after the ticket is passed on, so later
+      // frames reach the file (and followers) while it waits on the disk.
+      // A duplicate descriptor stays valid if the segment is sealed
+      // meanwhile.
+      *sync_fd = ::dup(fd_.fd());
+      if (*sync_fd < 0) return ErrnoStatus("dup", path_, errno);
+      syncs_running_.fetch_add(1);
+    }
     unsynced_bytes_ = 0;
   }
-  if (job.at_boundary && file_size_ >= opts_.segment_bytes &&
-      job.next_seq > base_seq_)
-    return Seal(job.next_seq);
+  if (seal) return Seal(job.next_seq);
   return Status::OK();
 }
 

@@ -138,12 +138,14 @@ class LogWriter {
   Status Failed();
   void WaitIdle();
   void Work();
-  Status Apply(Job& job);
 
   // Background thread only (or the caller while the queue is idle).
   Status OpenActive(uint64_t base_seq, bool create);
   Status Place(const Job& job);
-  Status DoSync(const Job& job);
+  // Writes what is buffered; sets *sync_fd to a descriptor to fdatasync
+  // once the ticket is released (or syncs inline before sealing).
+  Status DoSync(const Job& job, int* sync_fd);
+  Status TimedSync(int fd);
   Status Flush();
   Status Seal(uint64_t next_seq);
 
@@ -195,6 +197,7 @@ class LogWriter {
   Status failed_;
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};
+  std::atomic<int> syncs_running_{0};  // fdatasyncs outside the ticket
   SyncStats stats_;
   std::condition_variable cv_turn_;
   std::vector<std::thread> workers_;
