@@ -147,6 +147,17 @@ void CheckFlags(Reader* r, uint8_t flags, uint8_t known) {
   }
 }
 
+// Flags (none defined), commit LSN, end LSN and commit time: the body of
+// Commit and, after its xid, of Stream Commit.
+template <typename M>
+void ReadCommitFields(Reader* r, M* m) {
+  m->flags = r->U8();
+  CheckFlags(r, m->flags, 0);
+  m->commit_lsn = r->U64();
+  m->end_lsn = r->U64();
+  m->commit_time = r->Timestamp();
+}
+
 Xid StreamXid(Reader* r, bool in_stream) { return in_stream ? r->U32() : 0; }
 
 TupleData ReadTupleData(Reader* r) {
@@ -293,11 +304,7 @@ Message ReadBody(Reader* r, char type, bool in_stream) {
     }
     case 'C': {
       Commit m;
-      m.flags = r->U8();
-      CheckFlags(r, m.flags, 0);
-      m.commit_lsn = r->U64();
-      m.end_lsn = r->U64();
-      m.commit_time = r->Timestamp();
+      ReadCommitFields(r, &m);
       return m;
     }
     case 'O': {
@@ -353,11 +360,7 @@ Message ReadBody(Reader* r, char type, bool in_stream) {
     case 'c': {
       StreamCommit m;
       m.xid = r->U32();
-      m.flags = r->U8();
-      CheckFlags(r, m.flags, 0);
-      m.commit_lsn = r->U64();
-      m.end_lsn = r->U64();
-      m.commit_time = r->Timestamp();
+      ReadCommitFields(r, &m);
       return m;
     }
     case 'A': {
