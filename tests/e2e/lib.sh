@@ -1,21 +1,7 @@
 # Shared helpers for the end-to-end tests. Each test script sources this,
 # gets $BIN (the built tools) and a scratch directory $T removed on exit.
-set -euo pipefail
-: "${BIN:?set BIN to the directory holding cdc-log, cdc-tail, cdc-ack}"
-export PATH="$BIN:$PATH"
-T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-e2e.XXXXXX")
-_cleanups=()
-on_exit() {
-  local rc=$?
-  for c in "${_cleanups[@]}"; do eval "$c" 2>/dev/null || true; done
-  rm -rf "$T"
-  exit $rc
-}
-trap on_exit EXIT
-at_exit() { _cleanups+=("$1"); }
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-ok() { echo "ok - $*"; }
+CDC_TEST_KIND=e2e
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
 # expect_exit CODE CMD... : runs CMD, checks its exit code, keeps its
 # stderr in $T/err for the caller to inspect.

@@ -24,21 +24,13 @@ ok "capture reconnected after pg_ctl restart -m fast"
 
 # The slot catches up with the log.
 last=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_lsn"])')
-for _ in $(seq 100); do
-  adv=$(psql_q -c "SELECT confirmed_flush_lsn > '$last'::pg_lsn FROM pg_replication_slots WHERE slot_name = 'cdc'")
-  [ "$adv" = t ] && break; sleep 0.1
-done
-[ "$adv" = t ] || fail "confirmed_flush_lsn did not pass the last captured commit $last"
+wait_slot "confirmed_flush_lsn > '$last'::pg_lsn" 100 0.1 || fail "confirmed_flush_lsn did not pass the last captured commit $last"
 ok "confirmed_flush_lsn passed the last captured commit $last"
 
 # Changes to an unpublished table only move WAL: the slot must follow.
 psql_q -c "CREATE TABLE unpublished (x int); INSERT INTO unpublished SELECT generate_series(1, 1000)"
 target=$(psql_q -c "SELECT pg_current_wal_flush_lsn()")
-for _ in $(seq 150); do
-  adv=$(psql_q -c "SELECT confirmed_flush_lsn >= '$target'::pg_lsn FROM pg_replication_slots WHERE slot_name = 'cdc'")
-  [ "$adv" = t ] && break; sleep 0.2
-done
-[ "$adv" = t ] || fail "slot did not advance on a filtered database (target $target)"
+wait_slot "confirmed_flush_lsn >= '$target'::pg_lsn" 150 0.2 || fail "slot did not advance on a filtered database (target $target)"
 ok "slot advances to $target on a filtered database"
 
 kill -TERM "$CAP"; wait "$CAP" || fail "capture did not exit 0 on SIGTERM"

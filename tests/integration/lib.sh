@@ -1,23 +1,10 @@
 # Shared setup for the integration tests: built tools on PATH, a scratch
 # directory, and a throwaway PostgreSQL 15 (scripts/pg.sh) stopped on exit.
-set -euo pipefail
-: "${BIN:?set BIN to the directory holding the built tools}"
-export PATH="$BIN:$PATH"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../../scripts/pg.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-it.XXXXXX")
-_cleanups=()
-on_exit() {
-  local rc=$?
-  for c in "${_cleanups[@]}"; do eval "$c" 2>/dev/null || true; done
-  pg_stop
-  rm -rf "$T"
-  exit $rc
-}
-trap on_exit EXIT
-at_exit() { _cleanups+=("$1"); }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-ok() { echo "ok - $*"; }
+on_exit_extra() { pg_stop; }
+CDC_TEST_KIND=it
+source "$HERE/../common.sh"
 capture() { cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" -q "$@"; }
 # Starts cdc-capture in the background; its pid in $CAP.
 capture_bg() { cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" -q "$@" 2>>"$T/capture.err" & CAP=$!; }
@@ -29,4 +16,16 @@ wait_marker() {
     sleep 0.1
   done
   fail "marker $1 never reached the log"
+}
+
+# wait_slot SQL-CONDITION TRIES DELAY: polls until the cdc slot's row meets
+# the condition (e.g. "confirmed_flush_lsn >= '0/1'::pg_lsn").
+wait_slot() {
+  local adv=f
+  for _ in $(seq "$2"); do
+    adv=$(psql_q -c "SELECT $1 FROM pg_replication_slots WHERE slot_name = 'cdc'")
+    [ "$adv" = t ] && return 0
+    sleep "$3"
+  done
+  return 1
 }

@@ -1,0 +1,21 @@
+# Scaffolding shared by the end-to-end and integration test libraries:
+# strict mode, the built tools on PATH, a scratch directory $T removed on
+# exit, cleanup hooks, and the ok/fail reporting. Set CDC_TEST_KIND (used in
+# the scratch directory's name) and optionally define `on_exit_extra`
+# before sourcing.
+set -euo pipefail
+: "${BIN:?set BIN to the directory holding the built tools}"
+export PATH="$BIN:$PATH"
+T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-${CDC_TEST_KIND:-test}.XXXXXX")
+_cleanups=()
+on_exit() {
+  local rc=$?
+  for c in "${_cleanups[@]}"; do eval "$c" 2>/dev/null || true; done
+  if declare -F on_exit_extra >/dev/null; then on_exit_extra; fi
+  rm -rf "$T"
+  exit $rc
+}
+trap on_exit EXIT
+at_exit() { _cleanups+=("$1"); }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok - $*"; }
