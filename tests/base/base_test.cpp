@@ -10,6 +10,10 @@ namespace cdc {
 TEST_CASE("LSNs print and parse as PostgreSQL does", "[base]") {
   CHECK(FormatLsn(0x16B374D848ull) == "16/B374D848");
   CHECK(FormatLsn(0) == "0/0");
+  CHECK(FormatLsn(0x100000000ull) == "1/0");
+  CHECK(FormatLsn(0xA) == "0/A");
+  CHECK(FormatLsn(~0ull) == "FFFFFFFF/FFFFFFFF");
+  CHECK(FormatLsn(0x10000000F0000000ull) == "10000000/F0000000");
   auto l = ParseLsn("16/b374d848");
   REQUIRE(l.ok());
   CHECK(*l == 0x16B374D848ull);
@@ -30,6 +34,10 @@ TEST_CASE("timestamps round-trip in RFC 3339 with microseconds", "[base]") {
   CHECK(FormatTimestamp(*date) == "2026-11-29T00:00:00.000000Z");
   CHECK(FormatTimestamp(*ParseTimestamp("1969-12-31T23:59:59.5Z")) ==
         "1969-12-31T23:59:59.500000Z");
+  // Every field at its widest, and years that need the slow path.
+  CHECK(FormatTimestamp(253402300799999999) == "9999-12-31T23:59:59.999999Z");
+  CHECK(FormatTimestamp(-62135596800000000) == "0001-01-01T00:00:00.000000Z");
+  CHECK(FormatTimestamp(253402300800000000) == "10000-01-01T00:00:00.000000Z");
   for (const char* bad : {"", "2026-13-01", "2026-11-29T07:41", "yesterday",
                           "2026-11-29T07:41:02+5", "2026-11-29T25:00:00Z"})
     CHECK_FALSE(ParseTimestamp(bad).ok());

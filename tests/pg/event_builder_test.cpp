@@ -64,7 +64,7 @@ void CheckStoredForm(const std::string& line) {
 
 struct Fixture {
   EventBuilder builder{nullptr, [] { return kClock; }};
-  std::vector<std::string> events;
+  EventLines events;
 
   void Ok(const Message& m) {
     Status s = builder.Apply(m, &events);
@@ -297,7 +297,7 @@ TEST_CASE("messages out of place and bad values are errors", "[pg]") {
 TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
           "[pg]") {
   EventBuilder builder(nullptr, [] { return kClock; });
-  std::vector<std::string> events;
+  EventLines events;
   auto feed = [&](const Wire& w, bool in_stream) {
     auto m = DecodeMessage(w.data(), 0x1634E00, in_stream);
     INFO(m.status().ToString());

@@ -4,11 +4,27 @@
 
 namespace cdc {
 
+namespace {
+
+// Upper-case hex without leading zeros ("0" for zero), as PostgreSQL
+// prints each half of an LSN; returns the end of what it wrote.
+char* PutHex32(uint32_t v, char* p) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  int shift = 28;
+  while (shift > 0 && (v >> shift) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) *p++ = kDigits[(v >> shift) & 0xF];
+  return p;
+}
+
+}  // namespace
+
 std::string FormatLsn(Lsn lsn) {
+  // Once per transaction on capture's hot path: no printf.
   char buf[24];
-  snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(lsn >> 32),
-           static_cast<unsigned>(lsn));
-  return buf;
+  char* p = PutHex32(static_cast<uint32_t>(lsn >> 32), buf);
+  *p++ = '/';
+  p = PutHex32(static_cast<uint32_t>(lsn), p);
+  return std::string(buf, p);
 }
 
 Result<Lsn> ParseLsn(std::string_view s) {

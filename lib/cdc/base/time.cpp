@@ -63,12 +63,28 @@ std::string FormatTimestamp(int64_t us) {
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
-  char buf[96];
-  snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%06lldZ",
-           static_cast<long long>(y), m, d, static_cast<int>(sod / 3600),
-           static_cast<int>(sod / 60 % 60), static_cast<int>(sod % 60),
-           static_cast<long long>(frac));
-  return buf;
+  if (y < 0 || y > 9999) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%06lldZ",
+             static_cast<long long>(y), m, d, static_cast<int>(sod / 3600),
+             static_cast<int>(sod / 60 % 60), static_cast<int>(sod % 60),
+             static_cast<long long>(frac));
+    return buf;
+  }
+  // The common case, once per transaction on capture's hot path: no printf.
+  char buf[] = "0000-00-00T00:00:00.000000Z";
+  auto put = [&buf](int at, int64_t v, int width) {
+    for (int i = at + width - 1; i >= at; --i, v /= 10)
+      buf[i] = static_cast<char>('0' + v % 10);
+  };
+  put(0, y, 4);
+  put(5, m, 2);
+  put(8, d, 2);
+  put(11, sod / 3600, 2);
+  put(14, sod / 60 % 60, 2);
+  put(17, sod % 60, 2);
+  put(20, frac, 6);
+  return std::string(buf, sizeof buf - 1);
 }
 
 Result<int64_t> ParseTimestamp(std::string_view s) {

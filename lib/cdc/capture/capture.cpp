@@ -26,6 +26,10 @@ namespace {
 constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
 constexpr int64_t kPositionFrameEveryUs = 1000000;  // keepalive positions
 constexpr int64_t kHousekeepingEveryUs = 1000000;
+// A new durable position is acknowledged within this (the status interval
+// bounds the rest). Each acknowledgement costs the walsender a slot update,
+// and a slot that advances once a second releases WAL soon enough.
+constexpr int64_t kAckEveryUs = 1000000;
 constexpr int64_t kRetentionEveryUs = 10000000;
 
 uint64_t BE64(const char* p) {
@@ -52,10 +56,10 @@ class Capture {
 
  private:
   Status Session(pg::Connection& conn);  // one connection's worth
-  Status Handle(pg::Connection& conn, const std::string& msg);
-  Status HandleXLogData(const std::string& msg);
-  Status HandleKeepalive(pg::Connection& conn, const std::string& msg);
-  Status Append(const std::vector<std::string>& events);
+  Status Handle(pg::Connection& conn, std::string_view msg);
+  Status HandleXLogData(std::string_view msg);
+  Status HandleKeepalive(pg::Connection& conn, std::string_view msg);
+  Status Append(const pg::EventLines& events);
   Status CommitTxn(Lsn lsn, int64_t time, uint64_t xid, uint64_t events);
   Status Timers(pg::Connection& conn, int64_t now);
   Status SendStatus(pg::Connection& conn, bool reply);
@@ -74,7 +78,7 @@ class Capture {
   TypeLookup types_;
   cli::Notifier notify_;
   Metrics m_;
-  std::vector<std::string> events_;
+  pg::EventLines events_;
 
   bool in_txn_ = false;
   bool skip_txn_ = false;
@@ -97,7 +101,7 @@ class Capture {
   bool streamed_ = false;  // the last session got as far as streaming
 };
 
-Status Capture::Append(const std::vector<std::string>& events) {
+Status Capture::Append(const pg::EventLines& events) {
   for (const auto& e : events) {
     CDC_RETURN_IF_ERROR(w_->Append(e));
     m_.bytes += e.size();
@@ -115,11 +119,11 @@ Status Capture::CommitTxn(Lsn lsn, int64_t time, uint64_t xid,
   return Status::OK();
 }
 
-Status Capture::HandleXLogData(const std::string& msg) {
+Status Capture::HandleXLogData(std::string_view msg) {
   if (msg.size() < 25) return Status::BadInput("short XLogData message");
   const Lsn start = BE64(msg.data() + 1);
   received_ = std::max(received_, start);
-  std::string_view payload(msg.data() + 25, msg.size() - 25);
+  std::string_view payload = msg.substr(25);
   CDC_ASSIGN_OR_RETURN(pg::Message m, pg::DecodeMessage(payload, start, false));
   events_.clear();
   if (auto* b = std::get_if<pg::Begin>(&m)) {
@@ -171,7 +175,7 @@ Status Capture::RecordPosition(Lsn wal_end, int64_t now) {
   return w_->RequestSync();
 }
 
-Status Capture::HandleKeepalive(pg::Connection& conn, const std::string& msg) {
+Status Capture::HandleKeepalive(pg::Connection& conn, std::string_view msg) {
   if (msg.size() < 18) return Status::BadInput("short keepalive message");
   const Lsn wal_end = BE64(msg.data() + 1);
   const bool reply = msg[17] != 0;
@@ -186,7 +190,7 @@ Status Capture::HandleKeepalive(pg::Connection& conn, const std::string& msg) {
   return Status::OK();
 }
 
-Status Capture::Handle(pg::Connection& conn, const std::string& msg) {
+Status Capture::Handle(pg::Connection& conn, std::string_view msg) {
   if (msg.empty()) return Status::BadInput("empty replication message");
   switch (msg[0]) {
     case 'w':
@@ -256,7 +260,7 @@ Status Capture::Timers(pg::Connection& conn, int64_t now) {
   const Lsn flush = FlushPosition();
   const int64_t interval = static_cast<int64_t>(o_.status_interval_s * 1e6);
   if (now - last_status_ >= interval ||
-      (flush > acked_ && now - last_status_ >= 100000))
+      (flush > acked_ && now - last_status_ >= kAckEveryUs))
     CDC_RETURN_IF_ERROR(SendStatus(conn, false));
   if (now >= next_housekeeping_) {
     next_housekeeping_ =
@@ -287,7 +291,7 @@ Status Capture::Session(pg::Connection& conn) {
   last_status_ = MonoMicros();
   Housekeeping(last_status_);  // e.g. the disk floor, before reading anything
   next_housekeeping_ = last_status_ + kHousekeepingEveryUs;
-  std::string msg;
+  std::string_view msg;
   for (;;) {
     if (cli::StopRequested() || idle_done_) return Status::OK();
     int got = 0;
@@ -301,7 +305,7 @@ Status Capture::Session(pg::Connection& conn) {
     const int64_t now = MonoMicros();
     if (got > 0) {
       if (first_unsynced_ != 0 || now >= next_housekeeping_ ||
-          now - last_status_ >= 100000)
+          now - last_status_ >= kAckEveryUs)
         CDC_RETURN_IF_ERROR(Timers(conn, now));
       continue;
     }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "cdc/base/time.h"
@@ -193,6 +194,10 @@ Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
   f.first_of_txn = txn_frames_ == 0;
   f.raw = std::move(frame_raw_);
   frame_raw_.clear();
+  // The next frame is likely the size of this one: one allocation, not a
+  // string of doublings that copy it.
+  frame_raw_.reserve(std::min(f.raw.size() + f.raw.size() / 4 + 64,
+                              opts_.frame_bytes + (64u << 10)));
   frame_events_ = 0;
   ++txn_frames_;
   batch_.raw_bytes += f.raw.size();
@@ -320,6 +325,10 @@ void LogWriter::Work() {
     lk.unlock();
     // Compression, the expensive part, runs in parallel across workers.
     if (!job.sync && !failed) {
+      size_t bound = 0;
+      for (const Frame& f : job.frames)
+        bound += kFrameHeaderSize + ZSTD_compressBound(f.raw.size());
+      job.encoded.reserve(bound);
       for (Frame& f : job.frames) {
         f.encoded_at = job.encoded.size();
         codec.EncodeFrame(f.header, f.raw, &job.encoded);

@@ -125,7 +125,15 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
   return conn;
 }
 
-Connection::~Connection() { PQfinish(conn_); }
+Connection::~Connection() {
+  FreeCopy();
+  PQfinish(conn_);
+}
+
+void Connection::FreeCopy() {
+  if (copy_ != nullptr) PQfreemem(copy_);
+  copy_ = nullptr;
+}
 
 std::string Connection::ErrorMessage() const {
   return OneLine(PQerrorMessage(conn_));
@@ -206,23 +214,17 @@ Status Connection::StartReplication(const std::string& slot, Lsn start,
   return Status::OK();
 }
 
-Result<int> Connection::ReadCopy(std::string* buf) {
-  char* data = nullptr;
-  int n = PQgetCopyData(conn_, &data, /*async=*/1);
-  if (n > 0) {
-    buf->assign(data, static_cast<size_t>(n));
-    PQfreemem(data);
-    return 1;
-  }
+Result<int> Connection::ReadCopy(std::string_view* msg) {
+  FreeCopy();
+  int n = PQgetCopyData(conn_, &copy_, /*async=*/1);
   if (n == 0) {
     if (PQconsumeInput(conn_) == 0) return Error("replication stream");
-    n = PQgetCopyData(conn_, &data, 1);
-    if (n > 0) {
-      buf->assign(data, static_cast<size_t>(n));
-      PQfreemem(data);
-      return 1;
-    }
+    n = PQgetCopyData(conn_, &copy_, 1);
     if (n == 0) return 0;
+  }
+  if (n > 0) {
+    *msg = std::string_view(copy_, static_cast<size_t>(n));
+    return 1;
   }
   if (n == -1) {
     // The server ended COPY: collect its final result for the reason.

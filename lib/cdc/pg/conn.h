@@ -72,9 +72,11 @@ class Connection {
   Status StartReplication(const std::string& slot, Lsn start,
                           const std::string& publication);
 
-  // Reads one CopyData message into `buf`: returns 1, or 0 when none is
-  // available without blocking, or -1 when the server ended the stream.
-  Result<int> ReadCopy(std::string* buf);
+  // Reads one CopyData message: returns 1 and points `msg` at it (valid
+  // until the next ReadCopy or the connection's end; no copy is made), or
+  // 0 when none is available without blocking, or -1 when the server ended
+  // the stream.
+  Result<int> ReadCopy(std::string_view* msg);
   // Standby status update: write/flush/apply positions, reply request.
   Status SendStatus(Lsn write, Lsn flush, bool reply_requested);
   // Sends CopyDone (ends the stream politely before closing).
@@ -86,8 +88,10 @@ class Connection {
  private:
   explicit Connection(pg_conn* c) : conn_(c) {}
   Status Error(const std::string& what) const;
+  void FreeCopy();
 
   pg_conn* conn_;
+  char* copy_ = nullptr;  // libpq's buffer of the last CopyData read
 };
 
 }  // namespace cdc::pg

@@ -23,15 +23,21 @@ Status AppendName(std::string_view name, std::string* out) {
       "pgoutput Relation message has a name that is not valid UTF-8");
 }
 
-void AppendHeadFields(std::string_view lsn, Xid xid, std::string_view ts,
-                      char op, std::string* line) {
-  line->append("{\"lsn\":\"");
-  line->append(lsn);
-  line->append("\",\"xid\":");
-  line->append(std::to_string(xid));
-  line->append(",\"ts\":\"");
-  line->append(ts);
-  line->append("\",\"op\":\"");
+// {"lsn":"..","xid":..,"ts":"..","op":" (the op and its closing quote
+// follow).
+std::string HeadPrefix(Lsn lsn, Xid xid, int64_t time) {
+  std::string head = "{\"lsn\":\"";
+  head.append(FormatLsn(lsn));
+  head.append("\",\"xid\":");
+  head.append(std::to_string(xid));
+  head.append(",\"ts\":\"");
+  head.append(FormatTimestamp(time));
+  head.append("\",\"op\":\"");
+  return head;
+}
+
+void AppendHeadFields(std::string_view head, char op, std::string* line) {
+  line->append(head);
   line->push_back(op);
   line->push_back('"');
 }
@@ -43,6 +49,15 @@ bool SameShape(const Relation& a, const Relation& b) {
 
 }  // namespace
 
+std::string* EventLines::Add() {
+  if (n_ == lines_.size()) lines_.emplace_back();
+  std::string* line = &lines_[n_++];
+  // Keep ordinary buffers; let go of one a huge row left behind.
+  if (line->capacity() > (1u << 20)) std::string().swap(*line);
+  line->clear();
+  return line;
+}
+
 EventBuilder::EventBuilder(const TypeCatalog* catalog,
                            std::function<int64_t()> clock)
     : catalog_(catalog),
@@ -52,20 +67,19 @@ void EventBuilder::BeginTransaction(Lsn commit_lsn, Xid xid,
                                     int64_t commit_time) {
   in_txn_ = true;
   xid_ = xid;
-  lsn_text_ = FormatLsn(commit_lsn);
-  ts_text_ = FormatTimestamp(commit_time);
+  head_ = HeadPrefix(commit_lsn, xid, commit_time);
 }
 
 void EventBuilder::EndTransaction() { in_txn_ = false; }
 
 const Relation* EventBuilder::FindRelation(Oid oid) const {
   auto it = relations_.find(oid);
-  return it == relations_.end() ? nullptr : &it->second;
+  return it == relations_.end() ? nullptr : &it->second.rel;
 }
 
-Status EventBuilder::Apply(const Message& message,
-                           std::vector<std::string>* events) {
-  return std::visit(
+Status EventBuilder::Apply(const Message& message, EventLines* events) {
+  const size_t mark = events->size();
+  Status s = std::visit(
       [&](const auto& m) -> Status {
         using M = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<M, Begin>) {
@@ -103,6 +117,8 @@ Status EventBuilder::Apply(const Message& message,
         }
       },
       message);
+  if (!s.ok()) events->Truncate(mark);  // nothing of a failed message
+  return s;
 }
 
 Status EventBuilder::NeedTransaction(const char* what) const {
@@ -111,38 +127,32 @@ Status EventBuilder::NeedTransaction(const char* what) const {
                           " message outside a transaction");
 }
 
-Result<const Relation*> EventBuilder::RelationFor(Oid oid, const char* what,
-                                                  const TupleData* a,
-                                                  const TupleData* b) {
+Result<const EventBuilder::CachedRelation*> EventBuilder::RelationFor(
+    Oid oid, const char* what, const TupleData* a, const TupleData* b) {
   CDC_RETURN_IF_ERROR(NeedTransaction(what));
-  const Relation* rel = FindRelation(oid);
-  if (rel == nullptr) {
+  auto it = relations_.find(oid);
+  if (it == relations_.end()) {
     return Status::BadInput(std::string("pgoutput ") + what +
                             " for relation OID " + std::to_string(oid) +
                             " that no Relation message described");
   }
+  const Relation& rel = it->second.rel;
   for (const TupleData* tuple : {a, b}) {
-    if (tuple != nullptr && tuple->size() != rel->columns.size()) {
+    if (tuple != nullptr && tuple->size() != rel.columns.size()) {
       return Status::BadInput(std::string("pgoutput ") + what + " for " +
-                              QualifiedName(*rel) + " has " +
+                              QualifiedName(rel) + " has " +
                               std::to_string(tuple->size()) +
                               " columns but its Relation message has " +
-                              std::to_string(rel->columns.size()));
+                              std::to_string(rel.columns.size()));
     }
   }
-  return rel;
+  return &it->second;
 }
 
-void EventBuilder::AppendHead(char op, const Relation* rel,
+void EventBuilder::AppendHead(char op, const CachedRelation* rel,
                               std::string* line) const {
-  AppendHeadFields(lsn_text_, xid_, ts_text_, op, line);
-  if (rel != nullptr) {
-    // Checked when the Relation arrived (ApplyRelation).
-    line->append(",\"schema\":");
-    (void)AppendJsonString(rel->nspname, line);
-    line->append(",\"table\":");
-    (void)AppendJsonString(rel->relname, line);
-  }
+  AppendHeadFields(head_, op, line);
+  if (rel != nullptr) line->append(rel->names_json);
 }
 
 Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
@@ -239,30 +249,31 @@ void EventBuilder::AppendUnchanged(const Relation& rel,
   out->push_back(']');
 }
 
-Status EventBuilder::ApplyRelation(const Relation& rel,
-                                   std::vector<std::string>* events) {
+Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
   // Names are checked once here, so that every event can append them
   // without checking again.
+  std::string names = ",\"schema\":";
+  CDC_RETURN_IF_ERROR(AppendName(rel.nspname, &names));
+  names.append(",\"table\":");
+  CDC_RETURN_IF_ERROR(AppendName(rel.relname, &names));
   std::string scratch;
-  CDC_RETURN_IF_ERROR(AppendName(rel.nspname, &scratch));
-  CDC_RETURN_IF_ERROR(AppendName(rel.relname, &scratch));
   for (const RelationColumn& c : rel.columns) {
     CDC_RETURN_IF_ERROR(AppendName(c.name, &scratch));
   }
   auto it = relations_.find(rel.oid);
   if (it == relations_.end()) {
-    relations_.emplace(rel.oid, rel);
+    relations_.emplace(rel.oid, CachedRelation{rel, std::move(names)});
     return Status::OK();
   }
   // PostgreSQL resends Relation messages with nothing changed (after a
   // reconnect, after cache invalidations such as autoanalyze's).
-  if (SameShape(it->second, rel)) {
-    it->second.replica_identity = rel.replica_identity;
+  if (SameShape(it->second.rel, rel)) {
+    it->second.rel.replica_identity = rel.replica_identity;
     return Status::OK();
   }
   CDC_RETURN_IF_ERROR(NeedTransaction("Relation"));
-  it->second = rel;
-  std::string line;
+  it->second = CachedRelation{rel, std::move(names)};
+  std::string& line = *events->Add();
   AppendHead('s', &it->second, &line);
   line.append(",\"key\":null,\"before\":null,\"after\":null,\"columns\":[");
   for (size_t i = 0; i < rel.columns.size(); ++i) {
@@ -275,17 +286,16 @@ Status EventBuilder::ApplyRelation(const Relation& rel,
     line.append(c.is_key() ? ",\"key\":true}" : ",\"key\":false}");
   }
   line.append("]}");
-  events->push_back(std::move(line));
   return Status::OK();
 }
 
-Status EventBuilder::ApplyInsert(const Insert& m,
-                                 std::vector<std::string>* events) {
+Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
-      const Relation* rel,
+      const CachedRelation* cached,
       RelationFor(m.relation_oid, "Insert", &m.new_tuple, nullptr));
-  std::string line;
-  AppendHead('c', rel, &line);
+  const Relation* rel = &cached->rel;
+  std::string& line = *events->Add();
+  AppendHead('c', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.new_tuple, &line));
   line.append(",\"before\":null,\"after\":");
@@ -294,18 +304,17 @@ Status EventBuilder::ApplyInsert(const Insert& m,
       AppendNewRow(*rel, m.new_tuple, 0, m.new_tuple, &line, &unchanged));
   AppendUnchanged(*rel, unchanged, &line);
   line.push_back('}');
-  events->push_back(std::move(line));
   return Status::OK();
 }
 
-Status EventBuilder::ApplyUpdate(const Update& m,
-                                 std::vector<std::string>* events) {
+Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
   const TupleData* old = m.old_kind != 0 ? &m.old_tuple : nullptr;
   CDC_ASSIGN_OR_RETURN(
-      const Relation* rel,
+      const CachedRelation* cached,
       RelationFor(m.relation_oid, "Update", &m.new_tuple, old));
-  std::string line;
-  AppendHead('u', rel, &line);
+  const Relation* rel = &cached->rel;
+  std::string& line = *events->Add();
+  AppendHead('u', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, old ? *old : m.new_tuple, &line));
   line.append(",\"before\":");
@@ -321,17 +330,16 @@ Status EventBuilder::ApplyUpdate(const Update& m,
                                    &unchanged));
   AppendUnchanged(*rel, unchanged, &line);
   line.push_back('}');
-  events->push_back(std::move(line));
   return Status::OK();
 }
 
-Status EventBuilder::ApplyDelete(const Delete& m,
-                                 std::vector<std::string>* events) {
+Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
-      const Relation* rel,
+      const CachedRelation* cached,
       RelationFor(m.relation_oid, "Delete", &m.old_tuple, nullptr));
-  std::string line;
-  AppendHead('d', rel, &line);
+  const Relation* rel = &cached->rel;
+  std::string& line = *events->Add();
+  AppendHead('d', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.old_tuple, &line));
   line.append(",\"before\":");
@@ -341,17 +349,14 @@ Status EventBuilder::ApplyDelete(const Delete& m,
     line.append("null");
   }
   line.append(",\"after\":null}");
-  events->push_back(std::move(line));
   return Status::OK();
 }
 
-Status EventBuilder::ApplyTruncate(const Truncate& m,
-                                   std::vector<std::string>* events) {
-  std::vector<std::string> lines;
+Status EventBuilder::ApplyTruncate(const Truncate& m, EventLines* events) {
   for (Oid oid : m.relation_oids) {
-    CDC_ASSIGN_OR_RETURN(const Relation* rel,
+    CDC_ASSIGN_OR_RETURN(const CachedRelation* rel,
                          RelationFor(oid, "Truncate", nullptr, nullptr));
-    std::string line;
+    std::string& line = *events->Add();
     AppendHead('t', rel, &line);
     line.append(
         ",\"key\":null,\"before\":null,\"after\":null,"
@@ -359,23 +364,19 @@ Status EventBuilder::ApplyTruncate(const Truncate& m,
     line.append(m.cascade() ? "true" : "false");
     line.append(",\"restart_identity\":");
     line.append(m.restart_identity() ? "true}}" : "false}}");
-    lines.push_back(std::move(line));
   }
-  for (std::string& line : lines) events->push_back(std::move(line));
   return Status::OK();
 }
 
-Status EventBuilder::ApplyMessage(const LogicalMessage& m,
-                                  std::vector<std::string>* events) {
-  std::string line;
+Status EventBuilder::ApplyMessage(const LogicalMessage& m, EventLines* events) {
+  std::string& line = *events->Add();
   if (m.transactional()) {
     CDC_RETURN_IF_ERROR(NeedTransaction("Message"));
     AppendHead('m', nullptr, &line);
   } else {
     // Sent as soon as it is decoded, outside any transaction: it has only
     // its own position, and no time at all.
-    AppendHeadFields(FormatLsn(m.lsn), m.xid, FormatTimestamp(clock_()), 'm',
-                     &line);
+    AppendHeadFields(HeadPrefix(m.lsn, m.xid, clock_()), 'm', &line);
   }
   line.append(",\"prefix\":");
   if (!AppendJsonString(m.prefix, &line)) {
@@ -391,7 +392,6 @@ Status EventBuilder::ApplyMessage(const LogicalMessage& m,
   }
   line.append(m.transactional() ? ",\"transactional\":true}"
                                 : ",\"transactional\":false}");
-  events->push_back(std::move(line));
   return Status::OK();
 }
 

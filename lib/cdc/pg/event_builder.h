@@ -43,6 +43,7 @@
 // a change made meanwhile is reported as op s).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -55,6 +56,27 @@
 #include "cdc/pg/types.h"
 
 namespace cdc::pg {
+
+// The lines a builder yields. Kept from message to message so each line's
+// buffer is reused: rendering allocates nothing in the steady state.
+class EventLines {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const std::string& operator[](size_t i) const { return lines_[i]; }
+  const std::string* begin() const { return lines_.data(); }
+  const std::string* end() const { return lines_.data() + n_; }
+  void clear() { n_ = 0; }
+
+  // A new empty line at the end. Valid until the next Add.
+  std::string* Add();
+  // Drops the lines from `n` on.
+  void Truncate(size_t n) { n_ = std::min(n, n_); }
+
+ private:
+  std::vector<std::string> lines_;
+  size_t n_ = 0;
+};
 
 class EventBuilder {
  public:
@@ -71,7 +93,7 @@ class EventBuilder {
   // from its Relation, a value that does not render (see types.h), or a
   // message out of place (a change outside a transaction, Begin inside
   // one). Nothing is appended on error.
-  Status Apply(const Message& message, std::vector<std::string>* events);
+  Status Apply(const Message& message, EventLines* events);
 
   // Opens and closes a transaction explicitly, for replaying a streamed
   // transaction once its Stream Commit arrived.
@@ -83,21 +105,28 @@ class EventBuilder {
   const Relation* FindRelation(Oid oid) const;
 
  private:
-  Status ApplyRelation(const Relation& rel, std::vector<std::string>* events);
-  Status ApplyInsert(const Insert& m, std::vector<std::string>* events);
-  Status ApplyUpdate(const Update& m, std::vector<std::string>* events);
-  Status ApplyDelete(const Delete& m, std::vector<std::string>* events);
-  Status ApplyTruncate(const Truncate& m, std::vector<std::string>* events);
-  Status ApplyMessage(const LogicalMessage& m,
-                      std::vector<std::string>* events);
+  Status ApplyRelation(const Relation& rel, EventLines* events);
+  Status ApplyInsert(const Insert& m, EventLines* events);
+  Status ApplyUpdate(const Update& m, EventLines* events);
+  Status ApplyDelete(const Delete& m, EventLines* events);
+  Status ApplyTruncate(const Truncate& m, EventLines* events);
+  Status ApplyMessage(const LogicalMessage& m, EventLines* events);
+
+  // A cached Relation, with its schema and table rendered once as
+  // ,"schema":..,"table":.. for the head of each event.
+  struct CachedRelation {
+    Relation rel;
+    std::string names_json;
+  };
 
   // The relation a change refers to, checking the tuples' column counts.
-  Result<const Relation*> RelationFor(Oid oid, const char* what,
-                                      const TupleData* a, const TupleData* b);
+  Result<const CachedRelation*> RelationFor(Oid oid, const char* what,
+                                            const TupleData* a,
+                                            const TupleData* b);
   Status NeedTransaction(const char* what) const;
   // Appends {"lsn":..,"xid":..,"ts":..,"op":.. and, given a relation,
   // ,"schema":..,"table":..
-  void AppendHead(char op, const Relation* rel, std::string* line) const;
+  void AppendHead(char op, const CachedRelation* rel, std::string* line) const;
   // Appends {"col":value,...} of the columns of `tuple` that have something
   // to show; with `keys_only`, only the replica-identity columns.
   Status AppendRow(const Relation& rel, const TupleData& tuple, bool keys_only,
@@ -118,12 +147,12 @@ class EventBuilder {
 
   const TypeCatalog* catalog_;
   std::function<int64_t()> clock_;
-  std::unordered_map<Oid, Relation> relations_;
+  std::unordered_map<Oid, CachedRelation> relations_;
 
   bool in_txn_ = false;
   Xid xid_ = 0;
-  std::string lsn_text_;  // the open transaction's, rendered once
-  std::string ts_text_;
+  // The open transaction's {"lsn":..,"xid":..,"ts":..,"op":" rendered once.
+  std::string head_;
 };
 
 }  // namespace cdc::pg
