@@ -41,6 +41,34 @@ TEST_CASE("frame header layout is byte-exact", "[log][frame]") {
   CHECK(GetFixed64(out.data() + 48) == 750);
 }
 
+TEST_CASE("the codec follows the frame's size", "[log][frame]") {
+  // Small frames are stored (zstd's fixed cost outweighs its saving),
+  // middle ones get level -1, large ones the configured level; all of them
+  // round-trip, and compressible ones from the middle size on shrink.
+  Codec codec;
+  const std::string line = "{\"op\":\"c\",\"k\":\"same text again\"}\n";
+  for (size_t size : {line.size(), kStoredFrameBytes - 1, kStoredFrameBytes,
+                      kSmallFrameBytes - 1, kSmallFrameBytes, size_t{300000}}) {
+    std::string raw;
+    while (raw.size() + line.size() < size) raw += line;
+    raw.append(size - raw.size() - 1, 'x');
+    raw.push_back('\n');
+    REQUIRE(raw.size() == size);
+    std::string out;
+    codec.EncodeFrame(Sample(), raw, &out);
+    FrameHeader h;
+    REQUIRE(DecodeHeader(out.data(), &h) == HeaderState::kOk);
+    INFO("raw size " << size);
+    CHECK(h.codec == (size < kStoredFrameBytes ? kCodecNone : kCodecZstd));
+    if (h.codec == kCodecZstd) CHECK(h.payload_len < raw.size() / 4);
+    std::string_view payload(out.data() + kFrameHeaderSize, h.payload_len);
+    CHECK(Codec::ChecksumOk(out.data(), payload, h.checksum));
+    std::string back;
+    REQUIRE(codec.Decompress(h, payload, &back).ok());
+    CHECK(back == raw);
+  }
+}
+
 TEST_CASE("frames round-trip, compressed and stored", "[log][frame]") {
   Codec codec;
   std::mt19937_64 rng(7);
