@@ -107,3 +107,12 @@ kill -TERM "$CAP"; wait "$CAP" || true
 capture --exit-when-idle
 cdc-tail --log "$T/log" --table t | grep -q '"while paused"' || fail "the paused change was lost"
 ok "below --min-free-disk capture pauses, then resumes with nothing lost"
+
+# A slot capture creates only to find a gap is dropped again: it would hold
+# WAL on the server while capture waits for the operator.
+psql_q -c "SELECT pg_drop_replication_slot('cdc')" >/dev/null
+psql_q -c "INSERT INTO t VALUES (3000, 'while the slot was gone')"
+rc=0; capture --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 11 ] && grep -q "gap: .*(the slot created just now was dropped)" "$T/err" || fail "gap with a new slot: $rc $(cat "$T/err")"
+[ "$(psql_q -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc'")" = 0 ] || fail "the new slot was left on the server"
+ok "a slot created only to find a gap is dropped (11)"

@@ -335,7 +335,7 @@ Status Capture::Drain(pg::Connection* conn) {
   in_txn_ = false;
   CDC_RETURN_IF_ERROR(w_->Sync());
   first_unsynced_ = 0;
-  if (conn != nullptr) {
+  if (conn != nullptr && streamed_) {  // only a stream takes a status
     Status s = SendStatus(*conn, false);
     conn->EndCopy();
     if (!s.ok()) Warn("final status not sent: " + s.message());

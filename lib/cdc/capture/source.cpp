@@ -107,7 +107,19 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
         "; the changes in between are gone from the slot. Restore a newer "
         "backup of the log, start a new log with a new slot, or pass "
         "--accept-gap to continue with the gap";
-    if (!o.accept_gap) return Status::Gap(msg);
+    if (!o.accept_gap) {
+      // A slot made just now would only hold WAL on the server while
+      // capture stays stopped for the operator's decision.
+      if (st.created) {
+        auto dropped =
+            conn.Exec("DROP_REPLICATION_SLOT " + conn.QuoteIdent(o.slot));
+        msg += dropped.ok() ? " (the slot created just now was dropped)"
+                            : " (the slot created just now could not be "
+                              "dropped: " +
+                                  dropped.status().message() + ")";
+      }
+      return Status::Gap(msg);
+    }
     fprintf(stderr, "cdc-capture: warning: %s (accepted)\n", msg.c_str());
   }
   return st;

@@ -14,11 +14,18 @@ namespace {
 // µs between the Unix epoch and PostgreSQL's (2000-01-01).
 constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
 
+// libpq's messages span lines ("...failed: ...\n\tIs the server running
+// ...?\n"); an error here is one line, with each run of whitespace one space.
 std::string OneLine(const char* msg) {
-  std::string s = msg ? msg : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  for (char& c : s)
-    if (c == '\n') c = ' ';
+  std::string s;
+  for (const char* p = msg ? msg : ""; *p != '\0'; ++p) {
+    const bool space = *p == '\n' || *p == '\t' || *p == '\r' || *p == ' ';
+    if (!space)
+      s.push_back(*p);
+    else if (!s.empty() && s.back() != ' ')
+      s.push_back(' ');
+  }
+  if (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 
