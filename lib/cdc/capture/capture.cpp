@@ -98,7 +98,8 @@ class Capture {
   int64_t next_retention_ = 0;
   int64_t next_metrics_ = 0;
   bool ready_sent_ = false;
-  bool streamed_ = false;  // the last session got as far as streaming
+  bool streamed_ = false;     // the last session got as far as streaming
+  uint32_t since_clock_ = 0;  // messages handled since the clock was read
 };
 
 Status Capture::Append(const pg::EventLines& events) {
@@ -302,13 +303,17 @@ Status Capture::Session(pg::Connection& conn) {
                                    conn.ErrorMessage());
       if (got > 0) CDC_RETURN_IF_ERROR(Handle(conn, msg));
     }
-    const int64_t now = MonoMicros();
     if (got > 0) {
+      // While messages keep coming, look at the clock every 32nd: the
+      // timers work in milliseconds, a message takes about a microsecond.
+      if ((++since_clock_ & 31) != 0) continue;
+      const int64_t now = MonoMicros();
       if (first_unsynced_ != 0 || now >= next_housekeeping_ ||
           now - last_status_ >= kAckEveryUs)
         CDC_RETURN_IF_ERROR(Timers(conn, now));
       continue;
     }
+    const int64_t now = MonoMicros();
     CDC_RETURN_IF_ERROR(Timers(conn, now));
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
