@@ -30,6 +30,8 @@ constexpr int64_t kHousekeepingEveryUs = 1000000;
 // bounds the rest). Each acknowledgement costs the walsender a slot update,
 // and a slot that advances once a second releases WAL soon enough.
 constexpr int64_t kAckEveryUs = 1000000;
+// How long the reader spins on an empty socket while the stream is hot.
+constexpr int64_t kSpinUs = 30;
 constexpr int64_t kRetentionEveryUs = 10000000;
 
 uint64_t BE64(const char* p) {
@@ -100,6 +102,8 @@ class Capture {
   bool ready_sent_ = false;
   bool streamed_ = false;     // the last session got as far as streaming
   uint32_t since_clock_ = 0;  // messages handled since the clock was read
+  bool hot_ = true;           // messages come faster than a sleep and wake
+  int64_t dry_since_ = 0;     // when reading last found nothing
 };
 
 Status Capture::Append(const pg::EventLines& events) {
@@ -304,6 +308,7 @@ Status Capture::Session(pg::Connection& conn) {
       if (got > 0) CDC_RETURN_IF_ERROR(Handle(conn, msg));
     }
     if (got > 0) {
+      dry_since_ = 0;
       // While messages keep coming, look at the clock every 32nd: the
       // timers work in milliseconds, a message takes about a microsecond.
       if ((++since_clock_ & 31) != 0) continue;
@@ -314,6 +319,14 @@ Status Capture::Session(pg::Connection& conn) {
       continue;
     }
     const int64_t now = MonoMicros();
+    // A stream arriving faster than a thread can sleep and wake is read by
+    // spinning through short gaps: the walsender then never has to wake us
+    // (each wake-up can take its core), and neither do we.
+    if (hot_ && !m_.paused) {
+      if (dry_since_ == 0) dry_since_ = now;
+      if (now - dry_since_ < kSpinUs) continue;
+      hot_ = false;  // the gap outlasted the spin: sleep until data comes
+    }
     CDC_RETURN_IF_ERROR(Timers(conn, now));
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
@@ -329,6 +342,10 @@ Status Capture::Session(pg::Connection& conn) {
     pollfd p{conn.socket(), static_cast<short>(m_.paused ? 0 : POLLIN), 0};
     if (::poll(&p, 1, wait_ms) < 0 && errno != EINTR)
       return Status::IOError(std::string("poll: ") + strerror(errno));
+    // Data after a gap shorter than a spin: the stream is hot again.
+    const int64_t woke = MonoMicros();
+    hot_ = (p.revents & POLLIN) != 0 && woke - now < kSpinUs;
+    dry_since_ = 0;
   }
 }
 
