@@ -1,6 +1,8 @@
 #include "cdc/log/writer.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "cdc/base/sha256.h"
 #include "cdc/log/reader.h"
@@ -49,6 +51,33 @@ TEST_CASE(
   CHECK_THAT(got.lines[1], Catch::Contains("\"xid\":3,"));
   auto rep = VerifyLog(dir.path());
   CHECK(rep->ok());
+}
+
+TEST_CASE(
+    "a write request shows commits to readers without making them durable",
+    "[log][writer]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  auto w = LogWriter::Open(dir.path(), {});
+  REQUIRE(w.ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+  REQUIRE((*w)->Commit(16, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  REQUIRE((*w)->durable_lsn() == 16);
+  REQUIRE((*w)->Append(test::EventLine(2, 0)).ok());
+  REQUIRE((*w)->Commit(32, 0, 2).ok());
+  // Nothing reaches the file before a request: the frame waits in memory.
+  CHECK(test::ReadAll(dir.path()).seqs.size() == 1);
+  REQUIRE((*w)->RequestWrite().ok());
+  size_t seen = 0;
+  for (int i = 0; i < 500 && seen < 2; ++i) {
+    seen = test::ReadAll(dir.path()).seqs.size();
+    if (seen < 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(seen == 2);
+  CHECK((*w)->durable_lsn() == 16);  // written, not fsynced
+  REQUIRE((*w)->Sync().ok());
+  CHECK((*w)->durable_lsn() == 32);
 }
 
 TEST_CASE("sealed segments carry a correct seal record", "[log][writer]") {

@@ -88,7 +88,8 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--commit-delay", o.commit_delay_ms,
-                 "Group commit window in ms")
+                 "Group commit window in ms: fsync (then acknowledge) "
+                 "transactions at most this long after they end")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")

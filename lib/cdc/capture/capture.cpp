@@ -32,6 +32,9 @@ constexpr int64_t kHousekeepingEveryUs = 1000000;
 constexpr int64_t kAckEveryUs = 1000000;
 // How long the reader spins on an empty socket while the stream is hot.
 constexpr int64_t kSpinUs = 30;
+// Ended transactions are written (so followers see them) within this, even
+// while the group commit window for their fsync is longer.
+constexpr int64_t kWriteDelayUs = 2000;
 constexpr int64_t kRetentionEveryUs = 10000000;
 
 uint64_t BE64(const char* p) {
@@ -68,6 +71,10 @@ class Capture {
   Status RecordPosition(Lsn wal_end, int64_t now);
   Status Drain(pg::Connection* conn);
   void Housekeeping(int64_t now);
+  int64_t SyncDue() const {
+    return first_unsynced_ + static_cast<int64_t>(o_.commit_delay_ms * 1000);
+  }
+  int64_t WriteDue() const { return first_unwritten_ + kWriteDelayUs; }
   Lsn FlushPosition() const {
     Lsn d = w_->durable_lsn();
     return w_->has_commit() || d > 0 ? d + 1 : 0;
@@ -93,7 +100,8 @@ class Capture {
   Lsn acked_ = 0;
   Lsn idle_target_ = 0;
   bool idle_done_ = false;
-  int64_t first_unsynced_ = 0;
+  int64_t first_unsynced_ = 0;   // first commit not yet asked to be synced
+  int64_t first_unwritten_ = 0;  // ... not yet asked to be written
   int64_t last_status_ = 0;
   int64_t last_position_frame_ = 0;
   int64_t next_housekeeping_ = 0;
@@ -120,7 +128,11 @@ Status Capture::CommitTxn(Lsn lsn, int64_t time, uint64_t xid,
   CDC_RETURN_IF_ERROR(w_->Commit(lsn, time, xid));
   m_.events += events;
   ++m_.transactions;
-  if (first_unsynced_ == 0) first_unsynced_ = MonoMicros();
+  if (first_unsynced_ == 0 || first_unwritten_ == 0) {
+    const int64_t now = MonoMicros();
+    if (first_unsynced_ == 0) first_unsynced_ = now;
+    if (first_unwritten_ == 0) first_unwritten_ = now;
+  }
   return Status::OK();
 }
 
@@ -256,11 +268,12 @@ void Capture::Housekeeping(int64_t now) {
 
 Status Capture::Timers(pg::Connection& conn, int64_t now) {
   if (first_unsynced_ != 0 &&
-      (now - first_unsynced_ >=
-           static_cast<int64_t>(o_.commit_delay_ms * 1000) ||
-       w_->unsynced_commits() >= 10000)) {
+      (now >= SyncDue() || w_->unsynced_commits() >= 10000)) {
     CDC_RETURN_IF_ERROR(w_->RequestSync());
-    first_unsynced_ = 0;
+    first_unsynced_ = first_unwritten_ = 0;
+  } else if (first_unwritten_ != 0 && now >= WriteDue()) {
+    CDC_RETURN_IF_ERROR(w_->RequestWrite());
+    first_unwritten_ = 0;
   }
   const Lsn flush = FlushPosition();
   const int64_t interval = static_cast<int64_t>(o_.status_interval_s * 1e6);
@@ -332,8 +345,8 @@ Status Capture::Session(pg::Connection& conn) {
     // a sync is in flight (to acknowledge it).
     int wait_ms = 200;
     if (first_unsynced_ != 0) {
-      const int64_t due =
-          first_unsynced_ + static_cast<int64_t>(o_.commit_delay_ms * 1000);
+      int64_t due = SyncDue();
+      if (first_unwritten_ != 0) due = std::min(due, WriteDue());
       wait_ms = static_cast<int>(std::max<int64_t>(0, due - now) / 1000) + 1;
     } else if (w_->durable_lsn() != w_->last_commit_lsn() ||
                FlushPosition() > acked_) {
@@ -356,7 +369,7 @@ Status Capture::Drain(pg::Connection* conn) {
   if (builder_.in_transaction()) builder_.EndTransaction();
   in_txn_ = false;
   CDC_RETURN_IF_ERROR(w_->Sync());
-  first_unsynced_ = 0;
+  first_unsynced_ = first_unwritten_ = 0;
   if (conn != nullptr && streamed_) {  // only a stream takes a status
     Status s = SendStatus(*conn, false);
     conn->EndCopy();

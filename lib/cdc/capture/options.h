@@ -20,7 +20,7 @@ struct Options {
   bool accept_gap = false;
   double status_interval_s = 10;
   double reconnect_max_s = 60;  // keep retrying for this long, then exit 69
-  double commit_delay_ms = 2;   // group commit window
+  double commit_delay_ms = 10;  // group commit window
   uint64_t segment_bytes = 64ull << 20;
   log::RetentionPolicy retention;
   uint64_t min_free_bytes = 256ull << 20;  // pause reading below this

@@ -296,6 +296,14 @@ Status LogWriter::RequestSync() {
   return Push(std::move(job));
 }
 
+Status LogWriter::RequestWrite() {
+  Job job;
+  job.sync = true;
+  job.write_only = true;
+  CDC_RETURN_IF_ERROR(PushBatch());
+  return Push(std::move(job));
+}
+
 Status LogWriter::Sync() {
   CDC_RETURN_IF_ERROR(RequestSync());
   std::unique_lock<std::mutex> lk(mu_);
@@ -341,7 +349,14 @@ void LogWriter::Work() {
     // Only the ticket holder runs here: the file and buffer are its alone.
     int sync_fd = -1;
     Status s;
-    if (!failed) s = job.sync ? DoSync(job, &sync_fd) : Place(job);
+    if (!failed) {
+      if (!job.sync)
+        s = Place(job);
+      else if (job.write_only)
+        s = Flush();
+      else
+        s = DoSync(job, &sync_fd);
+    }
     lk.lock();
     ++turn_;
     cv_turn_.notify_all();
@@ -358,7 +373,7 @@ void LogWriter::Work() {
       failed_ = s;
       has_failed_ = true;
     }
-    if (job.sync) {
+    if (job.sync && !job.write_only) {
       // Syncs may finish out of order; a later one covers every byte an
       // earlier one wrote, so the durable position only moves forward.
       if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;

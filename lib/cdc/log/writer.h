@@ -90,6 +90,10 @@ class LogWriter {
   Status RequestSync();
   // RequestSync() and wait for it. On OK every commit so far is durable.
   Status Sync();
+  // Asks for every whole frame so far to be written (followers see the
+  // commits among them) without an fsync, and returns without waiting.
+  // Cheap to call more often than RequestSync.
+  Status RequestWrite();
 
   // Commit LSN of the last durable transaction (0 if none).
   Lsn durable_lsn() const { return durable_lsn_.load(); }
@@ -116,9 +120,10 @@ class LogWriter {
     size_t encoded_at = 0;  // offset of its bytes in Job::encoded
   };
   // A batch of frames (many small transactions travel together), or a
-  // sync request.
+  // sync request, or (write_only) a request to write what is buffered.
   struct Job {
     bool sync = false;
+    bool write_only = false;  // sync jobs: write, but no fsync
     std::vector<Frame> frames;
     size_t raw_bytes = 0;
     Lsn lsn = 0;            // sync jobs: what becomes durable
