@@ -324,11 +324,8 @@ Status Capture::Session(pg::Connection& conn) {
       dry_since_ = 0;
       // While messages keep coming, look at the clock every 32nd: the
       // timers work in milliseconds, a message takes about a microsecond.
-      if ((++since_clock_ & 31) != 0) continue;
-      const int64_t now = MonoMicros();
-      if (first_unsynced_ != 0 || now >= next_housekeeping_ ||
-          now - last_status_ >= kAckEveryUs)
-        CDC_RETURN_IF_ERROR(Timers(conn, now));
+      if ((++since_clock_ & 31) == 0)
+        CDC_RETURN_IF_ERROR(Timers(conn, MonoMicros()));
       continue;
     }
     const int64_t now = MonoMicros();

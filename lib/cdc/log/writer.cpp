@@ -215,7 +215,7 @@ Status LogWriter::PushBatch() {
 
 Status LogWriter::Push(Job job) {
   std::unique_lock<std::mutex> lk(mu_);
-  if (!job.sync) {
+  if (job.kind == JobKind::kFrames) {
     cv_space_.wait(lk, [&] {
       return queued_bytes_ == 0 ||
              queued_bytes_ + job.raw_bytes <= opts_.queue_bytes ||
@@ -284,7 +284,7 @@ Status LogWriter::Abort() {
 
 Status LogWriter::RequestSync() {
   Job job;
-  job.sync = true;
+  job.kind = JobKind::kSync;
   job.lsn = last_lsn_;
   job.next_seq = next_seq_;
   job.at_boundary = !in_txn();
@@ -298,8 +298,7 @@ Status LogWriter::RequestSync() {
 
 Status LogWriter::RequestWrite() {
   Job job;
-  job.sync = true;
-  job.write_only = true;
+  job.kind = JobKind::kWrite;
   CDC_RETURN_IF_ERROR(PushBatch());
   return Push(std::move(job));
 }
@@ -332,7 +331,7 @@ void LogWriter::Work() {
     bool failed = !failed_.ok();
     lk.unlock();
     // Compression, the expensive part, runs in parallel across workers.
-    if (!job.sync && !failed) {
+    if (job.kind == JobKind::kFrames && !failed) {
       size_t bound = 0;
       for (const Frame& f : job.frames)
         bound += kFrameHeaderSize + ZSTD_compressBound(f.raw.size());
@@ -350,12 +349,17 @@ void LogWriter::Work() {
     int sync_fd = -1;
     Status s;
     if (!failed) {
-      if (!job.sync)
-        s = Place(job);
-      else if (job.write_only)
-        s = Flush();
-      else
-        s = DoSync(job, &sync_fd);
+      switch (job.kind) {
+        case JobKind::kFrames:
+          s = Place(job);
+          break;
+        case JobKind::kWrite:
+          s = Flush();
+          break;
+        case JobKind::kSync:
+          s = DoSync(job, &sync_fd);
+          break;
+      }
     }
     lk.lock();
     ++turn_;
@@ -373,7 +377,7 @@ void LogWriter::Work() {
       failed_ = s;
       has_failed_ = true;
     }
-    if (job.sync && !job.write_only) {
+    if (job.kind == JobKind::kSync) {
       // Syncs may finish out of order; a later one covers every byte an
       // earlier one wrote, so the durable position only moves forward.
       if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;

@@ -119,11 +119,11 @@ class LogWriter {
     bool first_of_txn = false;
     size_t encoded_at = 0;  // offset of its bytes in Job::encoded
   };
-  // A batch of frames (many small transactions travel together), or a
-  // sync request, or (write_only) a request to write what is buffered.
+  // A batch of frames (many small transactions travel together), a request
+  // to write what is buffered, or one to write and fsync it.
+  enum class JobKind { kFrames, kWrite, kSync };
   struct Job {
-    bool sync = false;
-    bool write_only = false;  // sync jobs: write, but no fsync
+    JobKind kind = JobKind::kFrames;
     std::vector<Frame> frames;
     size_t raw_bytes = 0;
     Lsn lsn = 0;            // sync jobs: what becomes durable

@@ -289,6 +289,18 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
   return Status::OK();
 }
 
+Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
+                                  const TupleData& old,
+                                  std::string* out) const {
+  out->append(",\"before\":");
+  // Only a full old row ('O', REPLICA IDENTITY FULL) is a "before".
+  if (old_kind != 'O') {
+    out->append("null");
+    return Status::OK();
+  }
+  return AppendRow(rel, old, false, out);
+}
+
 Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
@@ -317,12 +329,7 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
   AppendHead('u', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, old ? *old : m.new_tuple, &line));
-  line.append(",\"before\":");
-  if (m.old_kind == 'O') {
-    CDC_RETURN_IF_ERROR(AppendRow(*rel, m.old_tuple, false, &line));
-  } else {
-    line.append("null");
-  }
+  CDC_RETURN_IF_ERROR(AppendBefore(*rel, m.old_kind, m.old_tuple, &line));
   line.append(",\"after\":");
   std::vector<size_t> unchanged;
   CDC_RETURN_IF_ERROR(AppendNewRow(*rel, m.new_tuple, m.old_kind,
@@ -342,12 +349,7 @@ Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
   AppendHead('d', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.old_tuple, &line));
-  line.append(",\"before\":");
-  if (m.old_kind == 'O') {
-    CDC_RETURN_IF_ERROR(AppendRow(*rel, m.old_tuple, false, &line));
-  } else {
-    line.append("null");
-  }
+  CDC_RETURN_IF_ERROR(AppendBefore(*rel, m.old_kind, m.old_tuple, &line));
   line.append(",\"after\":null}");
   return Status::OK();
 }

@@ -131,6 +131,9 @@ class EventBuilder {
   // to show; with `keys_only`, only the replica-identity columns.
   Status AppendRow(const Relation& rel, const TupleData& tuple, bool keys_only,
                    std::string* out) const;
+  // Appends ,"before": and the old row when `old_kind` is 'O', else null.
+  Status AppendBefore(const Relation& rel, char old_kind, const TupleData& old,
+                      std::string* out) const;
   // Appends the key object, or null if the relation has no key column.
   Status AppendKey(const Relation& rel, const TupleData& tuple,
                    std::string* out) const;
