@@ -1,6 +1,10 @@
 #include "cdc/cursor/consumers.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "test_util.h"
 
@@ -39,6 +43,35 @@ TEST_CASE("acks are cumulative and monotonic; seeks move anywhere",
   CHECK((*all)[0].name == "x");
   REQUIRE(store.Delete("x").ok());
   CHECK(store.Delete("x").code() == Code::kNotFound);
+}
+
+// Tools that start together in a pipe (cdc-tail | ... | cdc-ack) open a
+// fresh store at the same moment; each must wait for the other, not fail.
+TEST_CASE("processes opening a new store at once all succeed", "[cursor]") {
+  constexpr int kRounds = 100;
+  constexpr int kProcs = 6;
+  int failures = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    test::TempDir dir;
+    std::vector<pid_t> kids;
+    for (int i = 0; i < kProcs; ++i) {
+      pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        auto s = ConsumerStore::Open(dir.path());
+        bool created = false;
+        bool ok = s.ok() && (*s)->GetOrCreate("c", 0, &created).ok();
+        _exit(ok ? 0 : 1);
+      }
+      kids.push_back(pid);
+    }
+    for (pid_t pid : kids) {
+      int st = 0;
+      REQUIRE(waitpid(pid, &st, 0) == pid);
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failures;
+    }
+  }
+  CHECK(failures == 0);
 }
 
 TEST_CASE("consumer names are validated", "[cursor]") {

@@ -2,6 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "cdc/base/fs.h"
 #include "cdc/base/time.h"
 
@@ -102,15 +106,28 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
     return s->Error("cannot open");
   }
   sqlite3_busy_timeout(s->db_, kBusyTimeoutMs);
-  CDC_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
-  CDC_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=FULL"));
-  CDC_RETURN_IF_ERROR(
-      s->Exec("CREATE TABLE IF NOT EXISTS consumers ("
-              " name TEXT PRIMARY KEY,"
-              " acked_seq INTEGER NOT NULL,"
-              " created_us INTEGER NOT NULL,"
-              " updated_us INTEGER NOT NULL)"));
-  return s;
+  // Switching a new database to WAL takes an exclusive lock, and SQLite
+  // returns SQLITE_BUSY at once (without its busy handler, to avoid a
+  // deadlock) when another process is setting up the same file: tools that
+  // start together in a pipe do. Retry the setup until the busy timeout.
+  int64_t deadline = MonoMicros() + int64_t{kBusyTimeoutMs} * 1000;
+  for (int nap_ms = 1;; nap_ms = std::min(nap_ms * 2, 50)) {
+    Status st = s->Setup();
+    if (st.ok()) return s;
+    if (st.code() != Code::kBusy || MonoMicros() >= deadline) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(nap_ms));
+  }
+}
+
+Status ConsumerStore::Setup() {
+  CDC_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  CDC_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
+  return Exec(
+      "CREATE TABLE IF NOT EXISTS consumers ("
+      " name TEXT PRIMARY KEY,"
+      " acked_seq INTEGER NOT NULL,"
+      " created_us INTEGER NOT NULL,"
+      " updated_us INTEGER NOT NULL)");
 }
 
 Result<std::optional<Consumer>> ConsumerStore::Get(const std::string& name) {

@@ -53,6 +53,7 @@ class ConsumerStore {
  private:
   ConsumerStore() = default;
   Status Exec(const char* sql);
+  Status Setup();  // WAL mode and the schema
   Status Error(const std::string& what);
 
   sqlite3* db_ = nullptr;
