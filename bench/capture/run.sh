@@ -4,13 +4,16 @@
 #   bench/capture/run.sh [--bin build/tools] [--json bench/results/capture.json]
 #                        [--events 1000000] [--single 200000] [--runs 2]
 #                        [--latency-seconds 60] [--latency-rate 50000]
+#                        [--latency-runs 2]
 #
 # For each workload, slots are created before the workload is generated, so
 # every drainer sees the same WAL. Each slot is drained once: cdc-capture
 # into a fresh log (durably, group commit), pg_recvlogical to /dev/null,
 # over the unix socket and over TCP on loopback. Then end-to-end latency:
 # commit in PostgreSQL → line on `cdc-tail -f` stdout at a steady rate, with
-# retention deleting segments. Prints a table; writes JSON.
+# retention deleting segments, alternating with the same measure for
+# pg_recvlogical and test_decoding (PostgreSQL's own floor on this host).
+# Prints a table; writes JSON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
@@ -20,6 +23,7 @@ SINGLE=200000
 RUNS=2
 LAT_SECONDS=60
 LAT_RATE=50000
+LAT_RUNS=2
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
@@ -29,6 +33,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --latency-seconds) LAT_SECONDS=$2; shift 2 ;;
     --latency-rate) LAT_RATE=$2; shift 2 ;;
+    --latency-runs) LAT_RUNS=$2; shift 2 ;;
     *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
   esac
 done
@@ -110,29 +115,69 @@ workload "b:1-row-txns" "$SINGLE" \
 # End-to-end latency at a steady rate, with retention deleting segments.
 # Commits are synchronous here: with synchronous_commit=off the walsender
 # would see WAL only after wal_writer_delay, which is not what we measure.
+# The reference is the floor PostgreSQL sets on this host: pg_recvlogical
+# with test_decoding, commit -> its COMMIT line, at the same rate. Runs
+# alternate between the two so that neither always gets the quieter minute.
 unset PGOPTIONS
-echo "latency: $LAT_RATE events/s for $LAT_SECONDS s" >&2
-rm -rf "$T/log"
-psql_q -c "SELECT pg_create_logical_replication_slot('lat', 'pgoutput')" >/dev/null
-cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
-  --segment-size 8M --retain-segments 4 &
-cap=$!
-for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
 BENCH_LOG=${BENCH_LOG:-$(dirname "$BIN")/bench/cdc-bench-log}
-( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$T/lat.json" ) &
-reader=$!
-sleep 1
-pgbench -n -c 4 -j 2 -R $((LAT_RATE / 100)) -T "$LAT_SECONDS" -f "$T/a.sql" >/dev/null
-sleep 2
-pkill -f "cdc-tail --log $T/log -f" || true
-wait "$reader" || true
-segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
-kill "$cap"; wait "$cap" || true
+steady_load() {
+  sleep 1
+  pgbench -n -c 4 -j 2 -R $((LAT_RATE / 100)) -T "$LAT_SECONDS" -f "$T/a.sql" >/dev/null
+  sleep 2
+}
+# latency_cdc OUT: commit -> line on `cdc-tail -f` stdout
+latency_cdc() {
+  local out=$1 cap reader
+  rm -rf "$T/log"
+  psql_q -c "SELECT pg_create_logical_replication_slot('lat', 'pgoutput')" >/dev/null
+  cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
+    --segment-size 8M --retain-segments 4 &
+  cap=$!
+  for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
+  ( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$out" ) &
+  reader=$!
+  steady_load
+  pkill -f "cdc-tail --log $T/log -f" || true
+  wait "$reader" || true
+  segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
+  kill "$cap"; wait "$cap" || true
+  psql_q -c "SELECT pg_drop_replication_slot('lat')" -c "TRUNCATE bench" >/dev/null
+}
+# latency_ref OUT: commit -> COMMIT line on pg_recvlogical's stdout
+latency_ref() {
+  local out=$1 reader
+  psql_q -c "SELECT pg_create_logical_replication_slot('ref', 'test_decoding')" >/dev/null
+  ( "$RECV" -d "$UNIX_DSN" --slot ref --start -o include-timestamp=1 -f - |
+      "$BENCH_LOG" --stdin-latency > "$out" ) &
+  reader=$!
+  steady_load
+  pkill -f "pg_recvlogical -d $UNIX_DSN --slot ref" || true
+  wait "$reader" || true
+  psql_q -c "SELECT pg_drop_replication_slot('ref')" -c "TRUNCATE bench" >/dev/null
+}
+echo "latency: $LAT_RATE events/s for $LAT_SECONDS s, $LAT_RUNS run(s) each" >&2
+psql_q -c "TRUNCATE bench" >/dev/null
+for run in $(seq "$LAT_RUNS"); do
+  if [ $((run % 2)) = 1 ]; then order="cdc ref"; else order="ref cdc"; fi
+  for who in $order; do
+    "latency_$who" "$T/lat_${who}_$run.json"
+    echo "  $who: $(cat "$T/lat_${who}_$run.json")" >&2
+  done
+done
 
-python3 - "$T/results.tsv" "$T/lat.json" "$JSON" "$LAT_RATE" "$LAT_SECONDS" "$segs_removed" <<'PY'
+python3 - "$T/results.tsv" "$T" "$JSON" "$LAT_RATE" "$LAT_SECONDS" "$segs_removed" "$LAT_RUNS" <<'PY'
 import json, statistics, sys, os, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-lat = json.load(open(sys.argv[2]))
+def lat_runs(who):
+    return [json.load(open(f"{sys.argv[2]}/lat_{who}_{r}.json"))
+            for r in range(1, int(sys.argv[7]) + 1)]
+def lat_summary(runs):
+    return {"events": sum(r["events"] for r in runs),
+            "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+            "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+            "max_ms": max(r["max_ms"] for r in runs), "runs": runs}
+lat = lat_summary(lat_runs("cdc"))
+ref = lat_summary(lat_runs("ref"))
 rates = collections.defaultdict(list)
 for wl, kind, tr, ev, sec in rows:
     rates[(wl, tr, kind)].append(int(ev) / float(sec))
@@ -147,10 +192,13 @@ for (wl, tr) in sorted({(k[0], k[1]) for k in rates}):
                          "cdc_capture_runs": rates[(wl, tr, "cdc-capture")],
                          "pg_recvlogical_runs": rates[(wl, tr, "pg_recvlogical")]})
 lat.update({"rate": int(sys.argv[4]), "seconds": int(sys.argv[5]),
-            "retention_removed_segments": sys.argv[6] == "True"})
-print(f"latency commit -> cdc-tail -f at {sys.argv[4]}/s for {sys.argv[5]} s: "
-      f"p50 {lat['p50_ms']:.1f} ms, p99 {lat['p99_ms']:.1f} ms, max {lat['max_ms']:.1f} ms "
-      f"over {lat['events']} events (target p99 <= 50 ms); retention removed segments: {sys.argv[6]}")
+            "retention_removed_segments": sys.argv[6] == "True",
+            "reference_pg_recvlogical_test_decoding": ref})
+print(f"latency at {sys.argv[4]} events/s for {sys.argv[5]} s, medians of {sys.argv[7]} run(s):")
+print(f"{'path':42} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'target':>8}")
+print(f"{'commit -> cdc-tail -f (cdc-capture)':42} {lat['p50_ms']:7.1f} {lat['p99_ms']:7.1f} {lat['max_ms']:7.1f} {'p99<=50':>8}")
+print(f"{'commit -> pg_recvlogical (test_decoding)':42} {ref['p50_ms']:7.1f} {ref['p99_ms']:7.1f} {ref['max_ms']:7.1f} {'floor':>8}")
+print(f"retention removed segments: {sys.argv[6]}")
 os.makedirs(os.path.dirname(sys.argv[3]) or ".", exist_ok=True)
 json.dump(out, open(sys.argv[3], "w"), indent=2)
 PY

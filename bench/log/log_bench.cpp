@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -226,10 +227,35 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
   return l;
 }
 
-// --stdin-latency: reads NDJSON events (e.g. from `cdc-tail -f`) until EOF
-// and prints the latency between each event's "ts" (its commit time) and
-// the moment its line arrived, as JSON. Cheap enough not to be the
-// bottleneck it measures.
+// The commit time on one input line of --stdin-latency: an event's "ts", or
+// the "(at ...)" of a COMMIT line of test_decoding with include-timestamp,
+// which PostgreSQL prints as "2026-11-29 13:46:11.12345+00".
+std::optional<int64_t> LineCommitTime(std::string_view line) {
+  std::string text;
+  if (size_t p = line.find("\"ts\":\""); p != std::string_view::npos) {
+    size_t q = line.find('"', p + 6);
+    if (q == std::string_view::npos) return std::nullopt;
+    text = line.substr(p + 6, q - p - 6);
+  } else if (line.starts_with("COMMIT ")) {
+    size_t p = line.find("(at ");
+    size_t q = line.rfind(')');
+    if (p == std::string_view::npos || q == std::string_view::npos || q < p)
+      return std::nullopt;
+    text = line.substr(p + 4, q - p - 4);
+    size_t zone = text.find_last_of("+-");
+    if (zone != std::string::npos && text.size() - zone == 3) text += ":00";
+  } else {
+    return std::nullopt;
+  }
+  auto ts = cdc::ParseTimestamp(text);
+  if (!ts.ok()) return std::nullopt;
+  return *ts;
+}
+
+// --stdin-latency: reads NDJSON events (e.g. from `cdc-tail -f`), or
+// test_decoding's text (from pg_recvlogical, the reference), until EOF and
+// prints the latency between each line's commit time and the moment it
+// arrived, as JSON. Cheap enough not to be the bottleneck it measures.
 int StdinLatency() {
   std::vector<double> lat;
   std::string buf;
@@ -240,13 +266,8 @@ int StdinLatency() {
     buf.append(chunk, static_cast<size_t>(n));
     size_t start = 0, nl;
     while ((nl = buf.find('\n', start)) != std::string::npos) {
-      size_t p = buf.find("\"ts\":\"", start);
-      if (p != std::string::npos && p < nl) {
-        size_t q = buf.find('"', p + 6);
-        auto ts =
-            cdc::ParseTimestamp(std::string_view(buf).substr(p + 6, q - p - 6));
-        if (ts.ok()) lat.push_back((now - *ts) / 1000.0);
-      }
+      auto ts = LineCommitTime(std::string_view(buf).substr(start, nl - start));
+      if (ts) lat.push_back((now - *ts) / 1000.0);
       start = nl + 1;
     }
     buf.erase(0, start);

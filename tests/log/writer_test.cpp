@@ -76,7 +76,13 @@ TEST_CASE(
   }
   CHECK(seen == 2);
   CHECK((*w)->durable_lsn() == 16);  // written, not fsynced
-  REQUIRE((*w)->Sync().ok());
+  CHECK_FALSE((*w)->SyncPending());
+  REQUIRE((*w)->RequestSync().ok());
+  // Pending until the fsync has finished, and then durable.
+  REQUIRE((*w)->WaitDurable(32, 30000).ok());
+  for (int i = 0; i < 500 && (*w)->SyncPending(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK_FALSE((*w)->SyncPending());
   CHECK((*w)->durable_lsn() == 32);
 }
 

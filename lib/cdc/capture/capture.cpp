@@ -35,6 +35,10 @@ constexpr int64_t kSpinUs = 30;
 // Ended transactions are written (so followers see them) within this, even
 // while the group commit window for their fsync is longer.
 constexpr int64_t kWriteDelayUs = 2000;
+// When the stream pauses they are written at once, but at most once per this
+// (a stream that pauses after every transaction would otherwise wake the
+// writer for each one).
+constexpr int64_t kIdleWriteGapUs = 1000;
 constexpr int64_t kRetentionEveryUs = 10000000;
 
 uint64_t BE64(const char* p) {
@@ -102,6 +106,7 @@ class Capture {
   bool idle_done_ = false;
   int64_t first_unsynced_ = 0;   // first commit not yet asked to be synced
   int64_t first_unwritten_ = 0;  // ... not yet asked to be written
+  int64_t last_write_ = 0;       // when a write or sync was last asked for
   int64_t last_status_ = 0;
   int64_t last_position_frame_ = 0;
   int64_t next_housekeeping_ = 0;
@@ -267,13 +272,18 @@ void Capture::Housekeeping(int64_t now) {
 }
 
 Status Capture::Timers(pg::Connection& conn, int64_t now) {
-  if (first_unsynced_ != 0 &&
+  // One fsync at a time: while one waits on the disk the next group grows,
+  // and the other writer thread stays free to write (so followers never
+  // wait for the disk).
+  if (first_unsynced_ != 0 && !w_->SyncPending() &&
       (now >= SyncDue() || w_->unsynced_commits() >= 10000)) {
     CDC_RETURN_IF_ERROR(w_->RequestSync());
     first_unsynced_ = first_unwritten_ = 0;
+    last_write_ = now;
   } else if (first_unwritten_ != 0 && now >= WriteDue()) {
     CDC_RETURN_IF_ERROR(w_->RequestWrite());
     first_unwritten_ = 0;
+    last_write_ = now;
   }
   const Lsn flush = FlushPosition();
   const int64_t interval = static_cast<int64_t>(o_.status_interval_s * 1e6);
@@ -338,11 +348,19 @@ Status Capture::Session(pg::Connection& conn) {
       hot_ = false;  // the gap outlasted the spin: sleep until data comes
     }
     CDC_RETURN_IF_ERROR(Timers(conn, now));
+    // The stream paused: show followers what ended without waiting out the
+    // write window.
+    if (first_unwritten_ != 0 && now - last_write_ >= kIdleWriteGapUs) {
+      CDC_RETURN_IF_ERROR(w_->RequestWrite());
+      first_unwritten_ = 0;
+      last_write_ = now;
+    }
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
     int wait_ms = 200;
     if (first_unsynced_ != 0) {
       int64_t due = SyncDue();
+      if (w_->SyncPending()) due = std::max(due, now + 1000);  // look again
       if (first_unwritten_ != 0) due = std::min(due, WriteDue());
       wait_ms = static_cast<int>(std::max<int64_t>(0, due - now) / 1000) + 1;
     } else if (w_->durable_lsn() != w_->last_commit_lsn() ||

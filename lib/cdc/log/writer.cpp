@@ -381,7 +381,7 @@ void LogWriter::Work() {
       // Syncs may finish out of order; a later one covers every byte an
       // earlier one wrote, so the durable position only moves forward.
       if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;
-      sync_done_ = std::max(sync_done_, job.id);
+      sync_done_ = std::max(sync_done_.load(), job.id);
       cv_synced_.notify_all();
     } else {
       queued_bytes_ -= job.raw_bytes;

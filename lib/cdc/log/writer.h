@@ -94,6 +94,8 @@ class LogWriter {
   // commits among them) without an fsync, and returns without waiting.
   // Cheap to call more often than RequestSync.
   Status RequestWrite();
+  // A sync asked for has not finished yet.
+  bool SyncPending() const { return sync_done_.load() < sync_requested_; }
 
   // Commit LSN of the last durable transaction (0 if none).
   Lsn durable_lsn() const { return durable_lsn_.load(); }
@@ -198,7 +200,7 @@ class LogWriter {
   uint64_t next_ticket_ = 0;
   uint64_t turn_ = 0;  // ticket whose output is applied next
   bool stop_ = false;
-  uint64_t sync_done_ = 0;
+  std::atomic<uint64_t> sync_done_{0};
   Status failed_;
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};
