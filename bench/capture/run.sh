@@ -134,11 +134,11 @@ latency_cdc() {
     --segment-size 8M --retain-segments 4 &
   cap=$!
   for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
-  ( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$out" ) &
+  ( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$out" ) 2>>"$T/latency.err" &
   reader=$!
   steady_load
   pkill -f "cdc-tail --log $T/log -f" || true
-  wait "$reader" || true
+  wait "$reader" 2>/dev/null || true
   segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
   kill "$cap"; wait "$cap" || true
   psql_q -c "SELECT pg_drop_replication_slot('lat')" -c "TRUNCATE bench" >/dev/null
@@ -148,11 +148,11 @@ latency_ref() {
   local out=$1 reader
   psql_q -c "SELECT pg_create_logical_replication_slot('ref', 'test_decoding')" >/dev/null
   ( "$RECV" -d "$UNIX_DSN" --slot ref --start -o include-timestamp=1 -f - |
-      "$BENCH_LOG" --stdin-latency > "$out" ) &
+      "$BENCH_LOG" --stdin-latency > "$out" ) 2>>"$T/latency.err" &
   reader=$!
   steady_load
   pkill -f "pg_recvlogical -d $UNIX_DSN --slot ref" || true
-  wait "$reader" || true
+  wait "$reader" 2>/dev/null || true
   psql_q -c "SELECT pg_drop_replication_slot('ref')" -c "TRUNCATE bench" >/dev/null
 }
 echo "latency: $LAT_RATE events/s for $LAT_SECONDS s, $LAT_RUNS run(s) each" >&2
