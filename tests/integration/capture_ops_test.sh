@@ -84,6 +84,15 @@ printf 'slott = "x"\n' > "$T/bad.conf"
 rc=0; cdc-capture --config "$T/bad.conf" --log "$T/log2" --dsn "$CDC_TEST_DSN" 2> "$T/err" || rc=$?
 [ "$rc" = 64 ] && grep -q "slott" "$T/err" || fail "misspelt config key: $rc $(cat "$T/err")"
 ok "a misspelt --config key is an error (64)"
+
+# A role without the REPLICATION attribute is a permission problem: exit 77
+# at once, not retried as if the server were down.
+psql_q -c "CREATE ROLE no_repl LOGIN"
+rc=0; timeout 60 cdc-capture --log "$T/log3" --slot cdc3 --reconnect-max 30 \
+  --dsn "${CDC_TEST_DSN/user=postgres/user=no_repl}" 2> "$T/err" || rc=$?
+[ "$rc" = 77 ] && grep -q "replication" "$T/err" && ! grep -q "retrying" "$T/err" ||
+  fail "role without REPLICATION: $rc $(cat "$T/err")"
+ok "a role without REPLICATION is refused (77), not retried"
 rc=0; cdc-capture --log "$T/log2" --dsn "$CDC_TEST_DSN" --slot s2 --publication p2 \
   --tables no_such_table --exit-when-idle 2> "$T/err" || rc=$?
 [ "$rc" = 78 ] && grep -q 'no_such_table' "$T/err" || fail "missing table: $rc $(cat "$T/err")"
