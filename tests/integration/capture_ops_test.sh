@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Operations: systemd notifications, metrics textfile, clear refusals —
 # another source's log (78), a log behind its slot (11) unless --accept-gap,
-# a password in --dsn (64), a second capture on the same log (75) — and
-# SIGTERM draining with a final status.
+# a password in --dsn (64), a second capture on the same log (75), a role
+# without REPLICATION (77) — and SIGTERM (or SIGHUP) draining with a final
+# status.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
 psql_q -c "CREATE TABLE t (id int PRIMARY KEY, v text)"
@@ -112,10 +113,10 @@ kill -0 "$CAP" || fail "capture exited below the disk floor"
 grep -q "below the floor; pausing reading" "$T/capture.err" || fail "no pause warning: $(cat "$T/capture.err")"
 now=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')
 [ "$now" = "$before" ] || fail "events written while paused ($before -> $now)"
-kill -TERM "$CAP"; wait "$CAP" || true
+kill -HUP "$CAP"; wait "$CAP" || fail "SIGHUP did not stop capture with status 0"
 capture --exit-when-idle
 cdc-tail --log "$T/log" --table t | grep -q '"while paused"' || fail "the paused change was lost"
-ok "below --min-free-disk capture pauses, then resumes with nothing lost"
+ok "below --min-free-disk capture pauses, then resumes with nothing lost (stopped by SIGHUP)"
 
 # A slot capture creates only to find a gap is dropped again: it would hold
 # WAL on the server while capture waits for the operator.

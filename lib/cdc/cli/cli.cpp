@@ -21,6 +21,7 @@ void InstallStopHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // a closed terminal: stop cleanly too
   signal(SIGPIPE, SIG_IGN);
 }
 

@@ -9,8 +9,8 @@
 
 namespace cdc::cli {
 
-// SIGINT/SIGTERM set a flag (handlers do nothing else); SIGPIPE is ignored
-// so a closed stdout shows up as EPIPE.
+// SIGINT/SIGTERM/SIGHUP set a flag (handlers do nothing else); SIGPIPE is
+// ignored so a closed stdout shows up as EPIPE.
 void InstallStopHandlers();
 bool StopRequested();
 
