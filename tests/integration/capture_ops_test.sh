@@ -68,6 +68,18 @@ rc=0; capture --slot other --exit-when-idle 2> "$T/err" || rc=$?
 [ "$rc" = 78 ] && grep -q "belongs to system .* slot cdc" "$T/err" || fail "other source: $rc $(cat "$T/err")"
 ok "a log of another source is refused (78)"
 
+# A first start that failed before capturing anything (here: a slot of the
+# wrong plugin) does not tie the new log to that slot.
+psql_q -c "SELECT pg_create_logical_replication_slot('td', 'test_decoding')" >/dev/null
+rc=0; cdc-capture --log "$T/fresh" --dsn "$CDC_TEST_DSN" --slot td -q --exit-when-idle 2> "$T/err" || rc=$?
+[ "$rc" = 78 ] && grep -q "uses plugin test_decoding" "$T/err" || fail "wrong plugin: $rc $(cat "$T/err")"
+cdc-capture --log "$T/fresh" --dsn "$CDC_TEST_DSN" --slot fresh --exit-when-idle 2> "$T/err" ||
+  fail "the failed first start tied the log to its slot: $(cat "$T/err")"
+grep -q "holds nothing from slot td; recording slot fresh" "$T/err" || fail "no note: $(cat "$T/err")"
+grep -q '"slot": *"fresh"' "$T/fresh/log.json" || fail "log.json: $(cat "$T/fresh/log.json")"
+psql_q -c "SELECT pg_drop_replication_slot('td')" -c "SELECT pg_drop_replication_slot('fresh')" >/dev/null
+ok "a log that holds nothing takes a new source after a failed first start"
+
 # An old copy of the log (a restored backup) is behind the slot: a gap.
 cp -a "$T/log" "$T/old"
 psql_q -c "INSERT INTO t VALUES (1000, 'after the backup')"
