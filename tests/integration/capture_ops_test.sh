@@ -44,6 +44,13 @@ for m in cdc_capture_events_total cdc_capture_transactions_total cdc_capture_eve
 done
 events=$(awk '/^cdc_capture_events_total /{print $2}' "$T/cdc.prom")
 [ "$events" -ge 101 ] || fail "events_total $events"
+# The commit time of the last transaction: the INSERT above, seconds ago.
+python3 - "$T/cdc.prom" <<'PY' || fail "last_commit_timestamp: $(grep last_commit "$T/cdc.prom")"
+import sys, time
+v = [float(l.split()[1]) for l in open(sys.argv[1])
+     if l.startswith("cdc_capture_last_commit_timestamp_seconds ")][0]
+sys.exit(0 if 0 < time.time() - v < 120 else 1)
+PY
 ok "metrics textfile ($events events)"
 
 # The slot acknowledged what the log holds: confirmed_flush_lsn after SIGTERM.

@@ -133,6 +133,7 @@ Status Capture::CommitTxn(Lsn lsn, int64_t time, uint64_t xid,
   CDC_RETURN_IF_ERROR(w_->Commit(lsn, time, xid));
   m_.events += events;
   ++m_.transactions;
+  m_.last_commit_time_us = time;
   if (first_unsynced_ == 0 || first_unwritten_ == 0) {
     const int64_t now = MonoMicros();
     if (first_unsynced_ == 0) first_unsynced_ = now;

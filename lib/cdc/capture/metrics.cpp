@@ -41,6 +41,10 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
        m.server_wal_end > m.durable_lsn
            ? static_cast<double>(m.server_wal_end - m.durable_lsn)
            : 0.0);
+  Line(&o, "cdc_capture_last_commit_timestamp_seconds", "gauge",
+       "Commit time in PostgreSQL of the last transaction written to the "
+       "log (0 before the first).",
+       static_cast<double>(m.last_commit_time_us) / 1e6);
   Line(&o, "cdc_capture_reconnects_total", "counter",
        "Reconnections to PostgreSQL.", static_cast<double>(m.reconnects));
   Line(&o, "cdc_capture_errors_total", "counter",

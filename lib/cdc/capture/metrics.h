@@ -20,7 +20,8 @@ struct Metrics {
   Lsn received_lsn = 0;
   Lsn durable_lsn = 0;
   Lsn server_wal_end = 0;
-  bool paused = false;  // free-disk floor reached
+  int64_t last_commit_time_us = 0;  // of the last transaction written
+  bool paused = false;              // free-disk floor reached
 };
 
 // Prometheus text exposition of `m` and the writer's fsync histogram.
