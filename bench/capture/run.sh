@@ -182,13 +182,18 @@ rates = collections.defaultdict(list)
 for wl, kind, tr, ev, sec in rows:
     rates[(wl, tr, kind)].append(int(ev) / float(sec))
 out = {"drain": [], "latency": lat}
-print(f"{'workload':16} {'transport':9} {'cdc-capture ev/s':>17} {'pg_recvlogical ev/s':>20} {'ratio':>6} {'target':>7}")
+# ratio: of the medians. paired: the median of each run's ratio (a run
+# drains both slots back to back, so the two share that moment's noise).
+print(f"{'workload':16} {'transport':9} {'cdc-capture ev/s':>17} {'pg_recvlogical ev/s':>20} {'ratio':>6} {'paired':>6} {'target':>7}")
 for (wl, tr) in sorted({(k[0], k[1]) for k in rates}):
     c = statistics.median(rates[(wl, tr, "cdc-capture")])
     r = statistics.median(rates[(wl, tr, "pg_recvlogical")])
-    print(f"{wl:16} {tr:9} {c:17.0f} {r:20.0f} {c / r:6.2f} {'>= 0.9':>7}")
+    paired = statistics.median(a / b for a, b in zip(rates[(wl, tr, "cdc-capture")],
+                                                     rates[(wl, tr, "pg_recvlogical")]))
+    print(f"{wl:16} {tr:9} {c:17.0f} {r:20.0f} {c / r:6.2f} {paired:6.2f} {'>= 0.9':>7}")
     out["drain"].append({"workload": wl, "transport": tr, "cdc_capture_eps": c,
                          "pg_recvlogical_eps": r, "ratio": c / r,
+                         "paired_ratio": paired,
                          "cdc_capture_runs": rates[(wl, tr, "cdc-capture")],
                          "pg_recvlogical_runs": rates[(wl, tr, "pg_recvlogical")]})
 lat.update({"rate": int(sys.argv[4]), "seconds": int(sys.argv[5]),
