@@ -89,7 +89,8 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--commit-delay", o.commit_delay_ms,
                  "Group commit window in ms: fsync (then acknowledge) "
-                 "transactions at most this long after they end")
+                 "transactions this long after they end, or once the "
+                 "previous fsync has finished if that is later")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")
