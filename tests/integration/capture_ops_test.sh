@@ -2,7 +2,7 @@
 # Operations: systemd notifications, metrics textfile, clear refusals —
 # another source's log (78), a log behind its slot (11) unless --accept-gap,
 # a password in --dsn (64), a second capture on the same log (75), a role
-# without REPLICATION (77) — and SIGTERM (or SIGHUP) draining with a final
+# without REPLICATION or a wrong password (77) — and SIGTERM (or SIGHUP) draining with a final
 # status.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
@@ -113,6 +113,23 @@ rc=0; timeout 60 cdc-capture --log "$T/log3" --slot cdc3 --reconnect-max 30 \
 [ "$rc" = 77 ] && grep -q "replication" "$T/err" && ! grep -q "retrying" "$T/err" ||
   fail "role without REPLICATION: $rc $(cat "$T/err")"
 ok "a role without REPLICATION is refused (77), not retried"
+
+# A wrong password (from libpq's PGPASSWORD, as users pass it) is an
+# authentication failure: 77 at once, and the password is never printed.
+psql_q -c "CREATE ROLE pw_user LOGIN REPLICATION PASSWORD 'right-secret'"
+hba="$PG_DIR/pg/pg_hba.conf"
+{ echo "local all pw_user scram-sha-256"; echo "local replication pw_user scram-sha-256"; cat "$hba"; } > "$T/hba" &&
+  cat "$T/hba" > "$hba"
+psql_q -c "SELECT pg_reload_conf()" >/dev/null
+rc=0; PGPASSWORD=wrong-secret timeout 60 cdc-capture --log "$T/log4" --slot cdc4 --reconnect-max 30 \
+  --dsn "${CDC_TEST_DSN/user=postgres/user=pw_user}" 2> "$T/err" || rc=$?
+[ "$rc" = 77 ] && grep -q "password authentication failed" "$T/err" && ! grep -q "retrying" "$T/err" ||
+  fail "wrong password: $rc $(cat "$T/err")"
+! grep -q "wrong-secret" "$T/err" || fail "the password was printed: $(cat "$T/err")"
+PGPASSWORD=right-secret cdc-capture --log "$T/log4" --slot cdc4 -q --exit-when-idle \
+  --dsn "${CDC_TEST_DSN/user=postgres/user=pw_user}" 2> "$T/err" || fail "right password: $(cat "$T/err")"
+psql_q -c "SELECT pg_drop_replication_slot('cdc4')" >/dev/null
+ok "a wrong password is an authentication failure (77), not retried nor printed"
 rc=0; cdc-capture --log "$T/log2" --dsn "$CDC_TEST_DSN" --slot s2 --publication p2 \
   --tables no_such_table --exit-when-idle 2> "$T/err" || rc=$?
 [ "$rc" = 78 ] && grep -q 'no_such_table' "$T/err" || fail "missing table: $rc $(cat "$T/err")"
