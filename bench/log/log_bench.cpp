@@ -149,6 +149,19 @@ struct Latency {
   double rate = 0;
 };
 
+// Percentiles of latencies in ms (sorted here).
+Latency Summarize(std::vector<double> lat) {
+  Latency l;
+  l.events = lat.size();
+  std::sort(lat.begin(), lat.end());
+  if (!lat.empty()) {
+    l.p50_ms = lat[lat.size() / 2];
+    l.p99_ms = lat[lat.size() * 99 / 100];
+    l.max_ms = lat.back();
+  }
+  return l;
+}
+
 // A writer paces 10-event transactions at `rate` events/s with group commit
 // every millisecond; `cdc-tail -f` follows; each line's "t_us" (set when the
 // event was appended) is compared with when the line arrives.
@@ -215,15 +228,8 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
   waitpid(pid, &st, 0);
   reader.join();
   close(pfd[0]);
-  Latency l;
-  l.events = lat.size();
+  Latency l = Summarize(std::move(lat));
   l.rate = rate;
-  std::sort(lat.begin(), lat.end());
-  if (!lat.empty()) {
-    l.p50_ms = lat[lat.size() / 2];
-    l.p99_ms = lat[lat.size() * 99 / 100];
-    l.max_ms = lat.back();
-  }
   return l;
 }
 
@@ -231,25 +237,27 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
 // the "(at ...)" of a COMMIT line of test_decoding with include-timestamp,
 // which PostgreSQL prints as "2026-11-29 13:46:11.12345+00".
 std::optional<int64_t> LineCommitTime(std::string_view line) {
-  std::string text;
+  auto parse = [](std::string_view text) -> std::optional<int64_t> {
+    auto ts = cdc::ParseTimestamp(text);
+    if (!ts.ok()) return std::nullopt;
+    return *ts;
+  };
   if (size_t p = line.find("\"ts\":\""); p != std::string_view::npos) {
     size_t q = line.find('"', p + 6);
     if (q == std::string_view::npos) return std::nullopt;
-    text = line.substr(p + 6, q - p - 6);
-  } else if (line.starts_with("COMMIT ")) {
+    return parse(line.substr(p + 6, q - p - 6));
+  }
+  if (line.starts_with("COMMIT ")) {
     size_t p = line.find("(at ");
     size_t q = line.rfind(')');
     if (p == std::string_view::npos || q == std::string_view::npos || q < p)
       return std::nullopt;
-    text = line.substr(p + 4, q - p - 4);
+    std::string text(line.substr(p + 4, q - p - 4));
     size_t zone = text.find_last_of("+-");
     if (zone != std::string::npos && text.size() - zone == 3) text += ":00";
-  } else {
-    return std::nullopt;
+    return parse(text);
   }
-  auto ts = cdc::ParseTimestamp(text);
-  if (!ts.ok()) return std::nullopt;
-  return *ts;
+  return std::nullopt;
 }
 
 // --stdin-latency: reads NDJSON events (e.g. from `cdc-tail -f`), or
@@ -272,13 +280,13 @@ int StdinLatency() {
     }
     buf.erase(0, start);
   }
-  std::sort(lat.begin(), lat.end());
+  const Latency l = Summarize(std::move(lat));
   nlohmann::ordered_json j;
-  j["events"] = lat.size();
-  if (!lat.empty()) {
-    j["p50_ms"] = lat[lat.size() / 2];
-    j["p99_ms"] = lat[lat.size() * 99 / 100];
-    j["max_ms"] = lat.back();
+  j["events"] = l.events;
+  if (l.events > 0) {
+    j["p50_ms"] = l.p50_ms;
+    j["p99_ms"] = l.p99_ms;
+    j["max_ms"] = l.max_ms;
   }
   printf("%s\n", j.dump().c_str());
   return 0;

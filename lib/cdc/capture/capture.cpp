@@ -70,7 +70,8 @@ class Capture {
   Status HandleKeepalive(pg::Connection& conn, std::string_view msg);
   Status Append(const pg::EventLines& events);
   Status CommitTxn(Lsn lsn, int64_t time, uint64_t xid, uint64_t events);
-  Status Timers(pg::Connection& conn, int64_t now);
+  // `pausing`: the reader is about to sleep on an empty socket.
+  Status Timers(pg::Connection& conn, int64_t now, bool pausing = false);
   Status SendStatus(pg::Connection& conn, bool reply);
   Status RecordPosition(Lsn wal_end, int64_t now);
   Status Drain(pg::Connection* conn);
@@ -272,7 +273,7 @@ void Capture::Housekeeping(int64_t now) {
   notify_.MaybePingWatchdog(now);
 }
 
-Status Capture::Timers(pg::Connection& conn, int64_t now) {
+Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
   // One fsync at a time: while one waits on the disk the next group grows,
   // and the other writer thread stays free to write (so followers never
   // wait for the disk).
@@ -281,7 +282,11 @@ Status Capture::Timers(pg::Connection& conn, int64_t now) {
     CDC_RETURN_IF_ERROR(w_->RequestSync());
     first_unsynced_ = first_unwritten_ = 0;
     last_write_ = now;
-  } else if (first_unwritten_ != 0 && now >= WriteDue()) {
+  } else if (first_unwritten_ != 0 &&
+             (now >= WriteDue() ||
+              // The stream paused: show followers what ended without
+              // waiting out the write window.
+              (pausing && now - last_write_ >= kIdleWriteGapUs))) {
     CDC_RETURN_IF_ERROR(w_->RequestWrite());
     first_unwritten_ = 0;
     last_write_ = now;
@@ -348,14 +353,7 @@ Status Capture::Session(pg::Connection& conn) {
       if (now - dry_since_ < kSpinUs) continue;
       hot_ = false;  // the gap outlasted the spin: sleep until data comes
     }
-    CDC_RETURN_IF_ERROR(Timers(conn, now));
-    // The stream paused: show followers what ended without waiting out the
-    // write window.
-    if (first_unwritten_ != 0 && now - last_write_ >= kIdleWriteGapUs) {
-      CDC_RETURN_IF_ERROR(w_->RequestWrite());
-      first_unwritten_ = 0;
-      last_write_ = now;
-    }
+    CDC_RETURN_IF_ERROR(Timers(conn, now, /*pausing=*/true));
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
     int wait_ms = 200;

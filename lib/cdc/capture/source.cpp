@@ -46,26 +46,24 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn.IdentifySystem());
   log::SourceIdentity src{sys.system_id, sys.dbname, o.slot, o.publication};
   log::LogIdentity id = writer.identity();
-  // A log that has never held a transaction (a first start that failed
-  // before streaming, say on a misspelt slot) acknowledged nothing from its
-  // recorded source, so it may take another.
-  const bool never_written = writer.next_seq() == 1 && !writer.has_commit();
-  if (id.source && !(*id.source == src) && never_written) {
+  if (id.source && !(*id.source == src)) {
+    // A log that has never held a transaction (a first start that failed
+    // before streaming, say on a misspelt slot) acknowledged nothing from
+    // its recorded source, so it may take another.
+    const auto& s = *id.source;
+    if (writer.next_seq() > 1 || writer.has_commit())
+      return Status::Config(
+          "log " + o.log + " belongs to system " + s.system_id + " database " +
+          s.database + " slot " + s.slot + " publication " + s.publication +
+          ", not system " + src.system_id + " database " + src.database +
+          " slot " + src.slot + " publication " + src.publication +
+          " (use another --log for this source)");
     if (!o.quiet)
       fprintf(stderr,
               "cdc-capture: log %s holds nothing from slot %s; recording slot "
               "%s as its source\n",
-              o.log.c_str(), id.source->slot.c_str(), o.slot.c_str());
+              o.log.c_str(), s.slot.c_str(), o.slot.c_str());
     CDC_RETURN_IF_ERROR(log::SetSource(o.log, &id, src));
-  }
-  if (id.source && !(*id.source == src)) {
-    const auto& s = *id.source;
-    return Status::Config(
-        "log " + o.log + " belongs to system " + s.system_id + " database " +
-        s.database + " slot " + s.slot + " publication " + s.publication +
-        ", not system " + src.system_id + " database " + src.database +
-        " slot " + src.slot + " publication " + src.publication +
-        " (use another --log for this source)");
   }
   if (!id.source) {
     if (writer.next_seq() > 1)
