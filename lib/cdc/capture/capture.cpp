@@ -80,10 +80,9 @@ class Capture {
     return first_unsynced_ + static_cast<int64_t>(o_.commit_delay_ms * 1000);
   }
   int64_t WriteDue() const { return first_unwritten_ + kWriteDelayUs; }
-  Lsn FlushPosition() const {
-    Lsn d = w_->durable_lsn();
-    return w_->has_commit() || d > 0 ? d + 1 : 0;
-  }
+  // What may be acknowledged: the position of the last durable frame,
+  // which for a lone message is its LSN itself (see log/position.h).
+  Lsn FlushPosition() const { return w_->durable_flush_lsn(); }
 
   Options o_;
   std::unique_ptr<log::LogWriter> w_;
@@ -96,8 +95,7 @@ class Capture {
 
   bool in_txn_ = false;
   bool skip_txn_ = false;
-  Lsn skip_upto_ = 0;  // transactions at or below this are in the log
-  bool has_skip_upto_ = false;
+  log::SourcePosition resume_;  // what the log held when streaming began
   pg::Xid txn_xid_ = 0;
   uint64_t txn_events_ = 0;
 
@@ -154,7 +152,7 @@ Status Capture::HandleXLogData(std::string_view msg) {
     in_txn_ = true;
     txn_xid_ = b->xid;
     txn_events_ = 0;
-    skip_txn_ = has_skip_upto_ && b->final_lsn <= skip_upto_;
+    skip_txn_ = resume_.CoversCommit(b->final_lsn);
     return builder_.Apply(m, &events_);
   }
   if (auto* c = std::get_if<pg::Commit>(&m)) {
@@ -177,8 +175,10 @@ Status Capture::HandleXLogData(std::string_view msg) {
   CDC_RETURN_IF_ERROR(builder_.Apply(m, &events_));
   if (events_.empty()) return Status::OK();
   if (lone_message) {
-    // A non-transactional message is a transaction of its own.
-    if (has_skip_upto_ && lm->lsn <= skip_upto_) return Status::OK();
+    // A non-transactional message is a transaction of its own. Its LSN is
+    // the end of its WAL record, where the next commit record may start:
+    // the writer records it as an exclusive position.
+    if (resume_.CoversMessage(lm->lsn)) return Status::OK();
     txn_events_ = 0;
     CDC_RETURN_IF_ERROR(Append(events_));
     return CommitTxn(lm->lsn, NowMicros(), 0, events_.size());
@@ -191,9 +191,13 @@ Status Capture::RecordPosition(Lsn wal_end, int64_t now) {
   // Only when nothing received is unwritten: advancing past a buffered
   // transaction would lose it.
   if (in_txn_ || w_->in_txn() || wal_end == 0) return Status::OK();
+  // Every commit record starting below the WAL end was sent before the
+  // keepalive, so the position covers commits at or below wal_end - 1 and
+  // acknowledges wal_end. Recorded only when that moves the acknowledged
+  // position forward (e.g. not over a lone message ending at wal_end).
   const Lsn pos = wal_end - 1;
-  if (w_->has_commit() && pos <= w_->last_commit_lsn()) return Status::OK();
-  if (has_skip_upto_ && pos <= skip_upto_) return Status::OK();
+  if (wal_end <= w_->position().FlushLsn() || wal_end <= resume_.FlushLsn())
+    return Status::OK();
   CDC_RETURN_IF_ERROR(w_->Commit(pos, NowMicros(), 0));
   last_position_frame_ = now;
   return w_->RequestSync();
@@ -309,14 +313,14 @@ Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
 Status Capture::Session(pg::Connection& conn) {
   CDC_ASSIGN_OR_RETURN(SlotState slot, PrepareSource(conn, o_, *w_));
   CDC_RETURN_IF_ERROR(LoadTypeCatalog(conn, &catalog_));
-  has_skip_upto_ = w_->has_commit();
-  skip_upto_ = w_->last_commit_lsn();
+  resume_ = w_->position();
   idle_target_ = slot.server_lsn;
-  const Lsn start = has_skip_upto_ ? skip_upto_ + 1 : 0;
+  // PostgreSQL skips commits below the start position as if acknowledged.
+  const Lsn start = resume_.FlushLsn();
   CDC_RETURN_IF_ERROR(conn.StartReplication(o_.slot, start, o_.publication));
   streamed_ = true;
   Say(o_, "streaming from slot " + o_.slot + " (log at " +
-              (has_skip_upto_ ? FormatLsn(skip_upto_) : std::string("start")) +
+              (resume_.valid ? FormatLsn(resume_.lsn) : std::string("start")) +
               ", slot confirmed " + FormatLsn(slot.confirmed_flush) + ")");
   if (!ready_sent_) {
     notify_.Ready();
@@ -362,7 +366,7 @@ Status Capture::Session(pg::Connection& conn) {
       if (w_->SyncPending()) due = std::max(due, now + 1000);  // look again
       if (first_unwritten_ != 0) due = std::min(due, WriteDue());
       wait_ms = static_cast<int>(std::max<int64_t>(0, due - now) / 1000) + 1;
-    } else if (w_->durable_lsn() != w_->last_commit_lsn() ||
+    } else if (FlushPosition() != w_->position().FlushLsn() ||
                FlushPosition() > acked_) {
       wait_ms = 5;
     }

@@ -108,12 +108,21 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   // The log records every position we acknowledged (invariant 2), so a slot
   // ahead of it means changes nobody wrote here: a restored old backup, or
   // another consumer of the slot.
-  if (writer.has_commit() &&
-      st.confirmed_flush > writer.last_commit_lsn() + 1) {
+  const log::SourcePosition pos = writer.position();
+  if (pos.valid && pos.exclusive && st.confirmed_flush == pos.lsn + 1) {
+    // cdc-capture 0.1.0 acknowledged a lone message's LSN + 1; PostgreSQL
+    // then skipped a transaction committed exactly at that LSN, if any.
+    fprintf(stderr,
+            "cdc-capture: warning: slot %s confirmed %s, one past the log's "
+            "last message at %s (acknowledged so by cdc-capture 0.1.0): a "
+            "transaction whose commit record started exactly at %s, if there "
+            "was one, is not in the log\n",
+            o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str(),
+            FormatLsn(pos.lsn).c_str(), FormatLsn(pos.lsn).c_str());
+  } else if (pos.valid && st.confirmed_flush > pos.FlushLsn()) {
     std::string msg =
-        "gap: log " + o.log + " ends at " +
-        FormatLsn(writer.last_commit_lsn()) + " but slot " + o.slot +
-        " has confirmed up to " + FormatLsn(st.confirmed_flush) +
+        "gap: log " + o.log + " ends at " + FormatLsn(pos.lsn) + " but slot " +
+        o.slot + " has confirmed up to " + FormatLsn(st.confirmed_flush) +
         "; the changes in between are gone from the slot. Restore a newer "
         "backup of the log, start a new log with a new slot, or pass "
         "--accept-gap to continue with the gap";

@@ -48,6 +48,7 @@ Result<SegmentScan> ScanSegment(const SegmentFile& file, uint64_t size,
       s.has_commit = true;
       s.last_lsn = h.commit_lsn;
       s.last_time = h.commit_time;
+      s.last_end = h;
     }
   }
   return s;

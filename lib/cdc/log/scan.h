@@ -23,6 +23,7 @@ struct SegmentScan {
   Lsn last_lsn = 0;         // of the last TXN_END frame
   int64_t first_time = 0;
   int64_t last_time = 0;
+  FrameHeader last_end;                  // header of the last TXN_END frame
   FrameStatus stop = FrameStatus::kEnd;  // why the walk stopped
   std::string stop_detail;
   FrameHeader stop_header;  // header at valid_end, when it could be decoded

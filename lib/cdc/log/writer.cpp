@@ -32,6 +32,7 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
   w->lock_ = std::make_unique<WriterLock>(std::move(lock));
   CDC_RETURN_IF_ERROR(w->Recover());
   w->durable_lsn_ = w->last_lsn_;
+  w->durable_flush_ = w->position_.FlushLsn();
   for (int i = 0; i < std::max(1, opts.compress_threads); ++i)
     w->workers_.emplace_back([p = w.get()] { p->Work(); });
   return w;
@@ -43,12 +44,14 @@ Status LogWriter::Recover() {
 
   // Sealed segments never change, but a crash between sealing one and
   // syncing its record can leave the record missing: rebuild it.
+  const SegmentInfo* last_sealed = nullptr;  // the newest with a commit
   for (size_t i = 0; i + 1 < segs.size(); ++i) {
     const auto& seg = segs[i];
     if (seg.seal) {
       if (seg.seal->last_lsn != 0 || seg.seal->end_seq > seg.base_seq) {
         last_lsn_ = seg.seal->last_lsn;
         has_commit_ = true;
+        last_sealed = &seg;
       }
       continue;
     }
@@ -74,6 +77,8 @@ Status LogWriter::Recover() {
     if (scan.has_commit) {
       last_lsn_ = scan.last_lsn;
       has_commit_ = true;
+      position_ = SourcePosition::Of(scan.last_end);
+      last_sealed = nullptr;  // position_ is known
     }
   }
 
@@ -118,12 +123,28 @@ Status LogWriter::Recover() {
   if (scan.has_commit) {
     has_commit_ = true;
     last_lsn_ = scan.last_lsn;
+    position_ = SourcePosition::Of(scan.last_end);
     seg_has_commit_ = true;
     seg_first_lsn_ = scan.first_lsn;
     seg_last_lsn_ = scan.last_lsn;
     seg_first_time_ = scan.first_time;
     seg_last_time_ = scan.last_time;
+  } else if (last_sealed != nullptr) {
+    // Seal records keep the last commit LSN but not whether it was a lone
+    // message's (an exclusive position): read that segment's headers.
+    CDC_ASSIGN_OR_RETURN(SegmentFile sf, SegmentFile::Open(last_sealed->path));
+    CDC_ASSIGN_OR_RETURN(uint64_t ssize, sf.Size());
+    CDC_ASSIGN_OR_RETURN(SegmentScan ss,
+                         ScanSegment(sf, ssize, last_sealed->base_seq,
+                                     /*verify=*/false));
+    if (!ss.has_commit || ss.last_lsn != last_lsn_)
+      return Status::Corruption(DescribeCorruption(
+          last_sealed->name, ss.txn_end, ss.next_seq, ss.next_seq,
+          "sealed segment's frames disagree with its seal record"));
+    position_ = SourcePosition::Of(ss.last_end);
   }
+  if (has_commit_ && !position_.valid)
+    position_ = SourcePosition{true, last_lsn_, false};
   return HashPrefix();
 }
 
@@ -234,6 +255,7 @@ Status LogWriter::Push(Job job) {
 Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
   CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/true, lsn, commit_time, xid));
+  position_ = SourcePosition::Of(lsn, xid, txn_events_);
   txn_events_ = 0;
   txn_frames_ = 0;
   last_lsn_ = lsn;
@@ -286,6 +308,7 @@ Status LogWriter::RequestSync() {
   Job job;
   job.kind = JobKind::kSync;
   job.lsn = last_lsn_;
+  job.flush = position_.FlushLsn();
   job.next_seq = next_seq_;
   job.at_boundary = !in_txn();
   job.id = ++sync_requested_;
@@ -381,6 +404,8 @@ void LogWriter::Work() {
       // Syncs may finish out of order; a later one covers every byte an
       // earlier one wrote, so the durable position only moves forward.
       if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;
+      if (failed_.ok() && job.flush > durable_flush_.load())
+        durable_flush_ = job.flush;
       sync_done_ = std::max(sync_done_.load(), job.id);
       cv_synced_.notify_all();
     } else {

@@ -37,6 +37,7 @@
 #include "cdc/base/status.h"
 #include "cdc/log/frame.h"
 #include "cdc/log/log_dir.h"
+#include "cdc/log/position.h"
 
 namespace cdc::log {
 
@@ -80,7 +81,9 @@ class LogWriter {
   // transaction, starting one if none is open.
   Status Append(std::string_view event);
   // Ends the open transaction (or records a position when none is open)
-  // with its commit LSN, time (µs since epoch) and source xid.
+  // with its commit LSN, time (µs since epoch) and source xid. xid 0 with
+  // events is a lone logical message, whose LSN is an exclusive position
+  // (see position.h).
   Status Commit(Lsn lsn, int64_t commit_time, uint64_t xid);
   // Discards the open transaction; nothing of it stays in the log.
   Status Abort();
@@ -99,6 +102,10 @@ class LogWriter {
 
   // Commit LSN of the last durable transaction (0 if none).
   Lsn durable_lsn() const { return durable_lsn_.load(); }
+  // The flush position that may be acknowledged to the source: that of the
+  // last durable TXN_END frame (SourcePosition::FlushLsn), 0 if none. It
+  // moves only when a sync covering that frame has finished.
+  Lsn durable_flush_lsn() const { return durable_flush_.load(); }
   // Waits up to `timeout_ms` for the durable position to reach `lsn`.
   Status WaitDurable(Lsn lsn, int timeout_ms);
 
@@ -107,6 +114,8 @@ class LogWriter {
   uint64_t txn_events() const { return txn_events_; }
   Lsn last_commit_lsn() const { return last_lsn_; }
   bool has_commit() const { return has_commit_; }
+  // Position of the last TXN_END frame written (durable or not).
+  const SourcePosition& position() const { return position_; }
   // Commits since the last RequestSync().
   uint64_t unsynced_commits() const { return unsynced_commits_; }
   const RecoveryReport& recovery() const { return recovery_; }
@@ -129,6 +138,7 @@ class LogWriter {
     std::vector<Frame> frames;
     size_t raw_bytes = 0;
     Lsn lsn = 0;            // sync jobs: what becomes durable
+    Lsn flush = 0;          // ... and its SourcePosition::FlushLsn
     uint64_t next_seq = 0;  // sync jobs: name of a following segment
     bool at_boundary = false;
     uint64_t id = 0;
@@ -173,6 +183,7 @@ class LogWriter {
   uint64_t txn_frames_ = 0;  // frames of the open txn handed to the worker
   Lsn last_lsn_ = 0;
   bool has_commit_ = false;
+  SourcePosition position_;
   uint64_t unsynced_commits_ = 0;
   uint64_t sync_requested_ = 0;
 
@@ -204,6 +215,7 @@ class LogWriter {
   Status failed_;
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};
+  std::atomic<Lsn> durable_flush_{0};
   std::atomic<int> syncs_running_{0};  // fdatasyncs outside the ticket
   SyncStats stats_;
   std::condition_variable cv_turn_;
