@@ -87,22 +87,30 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
         conn.Exec("CREATE_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) +
                   " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
     st.created = true;
-    CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(made.get(0, 1)));
+    CDC_ASSIGN_OR_RETURN(
+        st.confirmed_flush,
+        pg::ParseReplyLsn(made.get(0, 1), "CREATE_REPLICATION_SLOT position"));
     if (!o.quiet)
       fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
               o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
-    CDC_ASSIGN_OR_RETURN(st.server_lsn, ParseLsn(now.get(0, 0)));
+    CDC_ASSIGN_OR_RETURN(
+        st.server_lsn,
+        pg::ParseReplyLsn(now.get(0, 0), "pg_current_wal_flush_lsn()"));
   } else {
     if (slot.get(0, 0) != "pgoutput" || slot.get(0, 1) != sys.dbname)
       return Status::Config("replication slot " + o.slot + " uses plugin " +
                             slot.get(0, 0) + " on database " + slot.get(0, 1) +
                             "; cdc needs pgoutput on " + sys.dbname);
     if (!slot.is_null(0, 2)) {
-      CDC_ASSIGN_OR_RETURN(st.confirmed_flush, ParseLsn(slot.get(0, 2)));
+      CDC_ASSIGN_OR_RETURN(
+          st.confirmed_flush,
+          pg::ParseReplyLsn(slot.get(0, 2), "the slot's confirmed_flush_lsn"));
     }
-    CDC_ASSIGN_OR_RETURN(st.server_lsn, ParseLsn(slot.get(0, 3)));
+    CDC_ASSIGN_OR_RETURN(
+        st.server_lsn,
+        pg::ParseReplyLsn(slot.get(0, 3), "pg_current_wal_flush_lsn()"));
   }
 
   // The log records every position we acknowledged (invariant 2), so a slot
@@ -151,13 +159,15 @@ Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog) {
                 "WHERE oid >= 16384 AND (typtype = 'd' OR typelem <> 0) "
                 "AND typdelim = ','"));
   for (int i = 0; i < r.rows(); ++i) {
-    uint32_t oid = static_cast<uint32_t>(std::stoul(r.get(i, 0)));
-    if (r.get(i, 1) == "d")
-      catalog->domain_base[oid] =
-          static_cast<uint32_t>(std::stoul(r.get(i, 2)));
-    else
-      catalog->array_element[oid] =
-          static_cast<uint32_t>(std::stoul(r.get(i, 3)));
+    CDC_ASSIGN_OR_RETURN(uint32_t oid,
+                         pg::ParseReplyUint32(r.get(i, 0), "pg_type.oid"));
+    if (r.get(i, 1) == "d") {
+      CDC_ASSIGN_OR_RETURN(catalog->domain_base[oid],
+                           pg::ParseReplyUint32(r.get(i, 2), "typbasetype"));
+    } else {
+      CDC_ASSIGN_OR_RETURN(catalog->array_element[oid],
+                           pg::ParseReplyUint32(r.get(i, 3), "typelem"));
+    }
   }
   return Status::OK();
 }
@@ -179,10 +189,11 @@ Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
   if (r->rows() == 0) return Status::OK();
   uint32_t next = 0;
   if (r->get(0, 0) == "d") {
-    next = static_cast<uint32_t>(std::stoul(r->get(0, 1)));
+    CDC_ASSIGN_OR_RETURN(next,
+                         pg::ParseReplyUint32(r->get(0, 1), "typbasetype"));
     catalog->domain_base[oid] = next;
   } else if (r->get(0, 2) != "0" && r->get(0, 3) == ",") {
-    next = static_cast<uint32_t>(std::stoul(r->get(0, 2)));
+    CDC_ASSIGN_OR_RETURN(next, pg::ParseReplyUint32(r->get(0, 2), "typelem"));
     catalog->array_element[oid] = next;
   }
   // A domain over a new array or domain type, or an array of a new domain.

@@ -63,12 +63,44 @@ PgResult& PgResult::operator=(PgResult&& o) noexcept {
 }
 PgResult::~PgResult() { PQclear(r_); }
 int PgResult::rows() const { return r_ ? PQntuples(r_) : 0; }
+int PgResult::cols() const { return r_ ? PQnfields(r_) : 0; }
 bool PgResult::is_null(int row, int col) const {
+  if (row < 0 || row >= rows() || col < 0 || col >= cols()) return true;
   return PQgetisnull(r_, row, col) != 0;
 }
 std::string PgResult::get(int row, int col) const {
+  if (row < 0 || row >= rows() || col < 0 || col >= cols()) return "";
   return std::string(PQgetvalue(r_, row, col),
                      static_cast<size_t>(PQgetlength(r_, row, col)));
+}
+
+namespace {
+Status OddReply(std::string_view text, const std::string& what) {
+  std::string shown(text.substr(0, 64));
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  return Status::BadInput("unexpected reply from PostgreSQL: " + what +
+                          " is \"" + shown + "\"" +
+                          (text.size() > 64 ? "..." : ""));
+}
+}  // namespace
+
+Result<uint32_t> ParseReplyUint32(std::string_view text,
+                                  const std::string& what) {
+  if (text.empty() || text.size() > 10) return OddReply(text, what);
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return OddReply(text, what);
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > UINT32_MAX) return OddReply(text, what);
+  return static_cast<uint32_t>(v);
+}
+
+Result<Lsn> ParseReplyLsn(std::string_view text, const std::string& what) {
+  auto lsn = ParseLsn(text);
+  if (!lsn.ok()) return OddReply(text, what);
+  return *lsn;
 }
 
 std::string RedactDsn(const std::string& conninfo) {
@@ -199,8 +231,10 @@ Result<SystemIdentity> Connection::IdentifySystem() {
   if (r.rows() != 1) return Status::Unavailable("IDENTIFY_SYSTEM: no row");
   SystemIdentity id;
   id.system_id = r.get(0, 0);
-  id.timeline = static_cast<uint32_t>(std::stoul(r.get(0, 1)));
-  CDC_ASSIGN_OR_RETURN(id.xlogpos, ParseLsn(r.get(0, 2)));
+  CDC_ASSIGN_OR_RETURN(
+      id.timeline, ParseReplyUint32(r.get(0, 1), "IDENTIFY_SYSTEM timeline"));
+  CDC_ASSIGN_OR_RETURN(id.xlogpos,
+                       ParseReplyLsn(r.get(0, 2), "IDENTIFY_SYSTEM xlogpos"));
   id.dbname = r.is_null(0, 3) ? "" : r.get(0, 3);
   return id;
 }

@@ -32,12 +32,22 @@ class PgResult {
   ~PgResult();
 
   int rows() const;
+  int cols() const;
+  // A cell outside the result reads as NULL / "" (a reply shaped otherwise
+  // than expected must give an error, never a crash).
   bool is_null(int row, int col) const;
   std::string get(int row, int col) const;
 
  private:
   pg_result* r_;
 };
+
+// Values in PostgreSQL's replies, checked: BadInput ("unexpected reply from
+// PostgreSQL: <what> is \"<text>\"") for anything but a decimal number that
+// fits 32 bits (an OID, a timeline), or an LSN in X/Y form.
+Result<uint32_t> ParseReplyUint32(std::string_view text,
+                                  const std::string& what);
+Result<Lsn> ParseReplyLsn(std::string_view text, const std::string& what);
 
 // The conninfo with any password replaced by "********".
 std::string RedactDsn(const std::string& conninfo);
