@@ -3,7 +3,7 @@
 # stderr, the documented exit code, and the log left valid.
 source "$(dirname "$0")/lib.sh"
 
-for tool in cdc-log cdc-tail cdc-ack; do
+for tool in cdc-log cdc-tail cdc-ack cdc-capture; do
   expect_exit 0 "$tool" --help
   grep -q -- "--log" "$T/out" || fail "$tool --help does not document --log"
   expect_exit 0 "$tool" --version

@@ -53,3 +53,51 @@ TEST_CASE("a result read outside its rows and columns is NULL, not a crash",
 }
 
 }  // namespace cdc::pg
+
+namespace cdc::pg {
+
+TEST_CASE("a password is found in every form libpq reads", "[pg][dsn]") {
+  for (const char* with :
+       {"host=h dbname=d password=secret", "password='se cret' host=h",
+        "password=", "postgresql://u:secret@host/db",
+        "postgres://u:secret@host:5432/db",
+        "postgresql://u@host/db?password=secret",
+        "postgresql://host/db?sslmode=require&password=secret",
+        "postgresql://host/db?pass%77ord=secret",
+        "postgresql://u:s%65cret@host/db",
+        "dbname='postgresql://u:secret@host/db'",
+        "dbname='host=h password=secret'"}) {
+    auto r = ConninfoHasPassword(with);
+    INFO(with);
+    REQUIRE(r.ok());
+    CHECK(*r);
+  }
+  for (const char* without :
+       {"host=/run/postgresql dbname=app user=cdc", "app",
+        "passfile=/etc/cdc/pgpass host=h", "postgresql://u@host/db",
+        "postgresql://host/db?passfile=/x&sslmode=require",
+        "postgresql:///db?host=/run/postgresql", "dbname=password"}) {
+    auto r = ConninfoHasPassword(without);
+    INFO(without);
+    REQUIRE(r.ok());
+    CHECK_FALSE(*r);
+  }
+}
+
+TEST_CASE("an unparseable conninfo that may hold a password is not echoed",
+          "[pg][dsn]") {
+  for (const char* odd : {"postgresql://u:secret@host:notaport/db?x",
+                          "host=h password=secret 'unterminated",
+                          "postgresql://u:secret@[::1/db"}) {
+    auto r = ConninfoHasPassword(odd);
+    INFO(odd);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::kConfig);
+    CHECK_THAT(r.status().message(), !Catch::Contains("secret"));
+  }
+  auto plain = ConninfoHasPassword("host=h 'unterminated");
+  REQUIRE_FALSE(plain.ok());
+  CHECK_THAT(plain.status().message(), Catch::StartsWith("invalid --dsn: "));
+}
+
+}  // namespace cdc::pg

@@ -19,11 +19,15 @@ struct Flags {
 };
 
 Status Finish(Options* o, const Flags& f) {
-  if (o->dsn.find("password") != std::string::npos &&
-      pg::RedactDsn(o->dsn).find("********") != std::string::npos)
+  // Parsed as libpq parses it, so every form is found: password=, a URI's
+  // user:secret@ or ?password= (percent-encoded or not). A password on the
+  // command line is visible to every local user (ps).
+  auto has_password = pg::ConninfoHasPassword(o->dsn);
+  if (has_password.ok() && *has_password)
     return Status::Usage(
         "--dsn must not carry a password; use PGPASSWORD, ~/.pgpass or "
         "passfile=");
+  if (!has_password.ok()) return has_password.status();
   if (o->snapshot != "never" && o->snapshot != "initial")
     return Status::Usage("--snapshot must be initial or never");
   if (o->snapshot == "initial")

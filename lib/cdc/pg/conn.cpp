@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <cctype>
 #include <cstring>
 
 #include "cdc/base/coding.h"
@@ -101,6 +102,49 @@ Result<Lsn> ParseReplyLsn(std::string_view text, const std::string& what) {
   auto lsn = ParseLsn(text);
   if (!lsn.ok()) return OddReply(text, what);
   return *lsn;
+}
+
+namespace {
+// libpq's test for a dbname that is itself a connection string.
+bool IsConnectionString(const std::string& s) {
+  return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0 ||
+         s.find('=') != std::string::npos;
+}
+}  // namespace
+
+Result<bool> ConninfoHasPassword(const std::string& conninfo) {
+  if (!IsConnectionString(conninfo)) return false;  // a database name
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+  if (opts == nullptr) {
+    std::string msg = OneLine(err ? err : "out of memory");
+    PQfreemem(err);
+    // libpq quotes parts of the string; say nothing of it when it may hold
+    // a password (a keyword like "password", or a URI with user:secret@).
+    std::string lower;
+    for (char c : conninfo)
+      lower.push_back(
+          static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const size_t at = lower.find('@');
+    if (lower.find("pass") != std::string::npos ||
+        lower.find('%') != std::string::npos ||
+        (at != std::string::npos &&
+         lower.find(':', lower.find("://") + 3) < at))
+      msg = "libpq cannot parse it (not shown: it may hold a password)";
+    return Status::Config("invalid --dsn: " + msg);
+  }
+  bool has = false;
+  std::string nested;
+  for (PQconninfoOption* o = opts; o->keyword; ++o) {
+    if (o->val == nullptr) continue;
+    if (std::strcmp(o->keyword, "password") == 0) has = true;
+    if (std::strcmp(o->keyword, "dbname") == 0 && IsConnectionString(o->val))
+      nested = o->val;
+  }
+  PQconninfoFree(opts);
+  if (!has && !nested.empty() && nested != conninfo)
+    return ConninfoHasPassword(nested);
+  return has;
 }
 
 std::string RedactDsn(const std::string& conninfo) {

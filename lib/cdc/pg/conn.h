@@ -49,6 +49,13 @@ Result<uint32_t> ParseReplyUint32(std::string_view text,
                                   const std::string& what);
 Result<Lsn> ParseReplyLsn(std::string_view text, const std::string& what);
 
+// Whether a conninfo (keyword form or URI) gives a password in any form
+// libpq reads: password=..., postgresql://user:secret@..., ?password=...
+// (also percent-encoded), or in a connection string given as dbname.
+// Config for a conninfo libpq cannot parse; its message never repeats
+// the conninfo when that may hold a password.
+Result<bool> ConninfoHasPassword(const std::string& conninfo);
+
 // The conninfo with any password replaced by "********".
 std::string RedactDsn(const std::string& conninfo);
 
