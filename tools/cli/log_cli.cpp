@@ -43,6 +43,12 @@ Status Info(const std::string& dir, bool json) {
   j["last_lsn"] = sum.has_commit ? Json(FormatLsn(sum.last_lsn)) : Json();
   j["last_commit"] =
       sum.has_commit ? Json(FormatTimestamp(sum.last_time)) : Json();
+  // Where the log stands in its source, keepalive positions included, and
+  // what cdc-capture acknowledges for it.
+  const bool pos = sum.position.valid;
+  j["position"] = pos ? Json(FormatLsn(sum.position.lsn)) : Json();
+  j["position_time"] = pos ? Json(FormatTimestamp(sum.position_time)) : Json();
+  j["flush_lsn"] = pos ? Json(FormatLsn(sum.position.FlushLsn())) : Json();
   j["consumers"] = consumers.size();
   if (json) {
     PrintJson(j);

@@ -220,6 +220,36 @@ Status LogReader::SeekEnd() {
   return SeekCommit(K{}, K{}, UINT64_MAX);
 }
 
+namespace {
+
+// The last TXN_END frame of a segment, and the last one with events.
+struct SegmentEnds {
+  bool has_end = false, has_txn = false;
+  FrameHeader end, txn;
+  uint64_t next_seq = 0;
+};
+
+Result<SegmentEnds> ScanEnds(const SegmentFile& f, uint64_t size,
+                             uint64_t base_seq) {
+  SegmentEnds e;
+  CDC_ASSIGN_OR_RETURN(
+      SegmentScan scan,
+      ScanSegment(f, size, base_seq, /*verify=*/false,
+                  [&](uint64_t, const FrameHeader& h, std::string_view) {
+                    if (h.txn_end() && h.event_count > 0) {
+                      e.txn = h;
+                      e.has_txn = true;
+                    }
+                    return Status::OK();
+                  }));
+  e.has_end = scan.has_commit;
+  e.end = scan.last_end;
+  e.next_seq = scan.next_seq;
+  return e;
+}
+
+}  // namespace
+
 Result<LogSummary> Summarize(const std::string& dir) {
   CDC_RETURN_IF_ERROR(ReadIdentity(dir).status());
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir));
@@ -231,22 +261,33 @@ Result<LogSummary> Summarize(const std::string& dir) {
     CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
     CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     sum.bytes += size;
-    if (seg.seal) {
-      sum.next_seq = seg.seal->end_seq;
-      if (seg.seal->end_seq > seg.base_seq || seg.seal->last_lsn != 0) {
-        sum.last_lsn = seg.seal->last_lsn;
-        sum.last_time = seg.seal->last_time;
-        sum.has_commit = true;
-      }
+    if (seg.seal) sum.next_seq = seg.seal->end_seq;
+  }
+  // Seal records give the last commit LSN of a segment, which may be a
+  // position frame's: the last transaction and the kind of the position
+  // come from frame headers, read from the newest segment back only as far
+  // as needed (one segment, unless the newest holds no transaction yet).
+  for (size_t i = segs.size(); i-- > 0;) {
+    const SegmentInfo& seg = segs[i];
+    const bool newest = i + 1 == segs.size();
+    // A sealed segment without events holds no transaction; one whose seal
+    // shows no commit holds no position either.
+    if (!newest && seg.seal && seg.seal->end_seq == seg.base_seq &&
+        (sum.position.valid || seg.seal->last_lsn == 0))
       continue;
+    CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
+    CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    CDC_ASSIGN_OR_RETURN(SegmentEnds e, ScanEnds(f, size, seg.base_seq));
+    if (newest && !seg.seal) sum.next_seq = e.next_seq;
+    if (!sum.position.valid && e.has_end) {
+      sum.position = SourcePosition::Of(e.end);
+      sum.position_time = e.end.commit_time;
     }
-    CDC_ASSIGN_OR_RETURN(SegmentScan scan,
-                         ScanSegment(f, size, seg.base_seq, /*verify=*/false));
-    sum.next_seq = scan.next_seq;
-    if (scan.has_commit) {
-      sum.last_lsn = scan.last_lsn;
-      sum.last_time = scan.last_time;
+    if (e.has_txn) {
       sum.has_commit = true;
+      sum.last_lsn = e.txn.commit_lsn;
+      sum.last_time = e.txn.commit_time;
+      break;
     }
   }
   return sum;

@@ -21,6 +21,7 @@
 #include "cdc/base/lsn.h"
 #include "cdc/base/status.h"
 #include "cdc/log/frame.h"
+#include "cdc/log/position.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
@@ -96,15 +97,23 @@ class LogReader {
   uint64_t skip_to_ = 0;    // events below this seq are not returned
 };
 
-// What a log holds, from seal records and the newest segment's headers.
+// What a log holds, from seal records and frame headers: the newest
+// segment's, and an older one's only when the newest holds no transaction.
 struct LogSummary {
   size_t segments = 0;
   uint64_t bytes = 0;
   uint64_t first_seq = 1;  // earliest retained
   uint64_t next_seq = 1;   // one past the last committed event
+  // The last transaction (a TXN_END frame with events: also a lone
+  // message), if any is retained: its commit LSN and time.
+  bool has_commit = false;
   Lsn last_lsn = 0;
   int64_t last_time = 0;
-  bool has_commit = false;
+  // The last TXN_END frame of any kind, position frames included: where
+  // the log stands in its source (position.FlushLsn() is what capture
+  // acknowledges for it) and when it was recorded.
+  SourcePosition position;
+  int64_t position_time = 0;
 };
 Result<LogSummary> Summarize(const std::string& dir);
 
