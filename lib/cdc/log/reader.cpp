@@ -1,5 +1,10 @@
 #include "cdc/log/reader.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "cdc/base/time.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/scan.h"
 
@@ -14,19 +19,57 @@ Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& dir) {
 
 Status LogReader::OpenSegment(uint64_t base_seq) {
   const std::string name = SegmentFileName(base_seq);
-  auto f = SegmentFile::Open(JoinPath(SegmentsDir(dir_), name));
-  if (!f.ok()) {
-    if (f.status().code() == Code::kNotFound)
-      return Status::Expired("events from seq " + std::to_string(base_seq) +
-                             " were removed by retention while being read");
-    return f.status();
-  }
-  file_.emplace(std::move(f).value());
+  CDC_ASSIGN_OR_RETURN(SegmentFile f,
+                       SegmentFile::Open(JoinPath(SegmentsDir(dir_), name)));
+  file_.emplace(std::move(f));
   base_seq_ = base_seq;
   seg_name_ = "segments/" + name;
   offset_ = committed_ = scan_ = 0;
   scan_seq_ = next_seq_ = base_seq;
+  stop_ = FrameStatus::kEnd;
+  stop_detail_.clear();
+  stop_fatal_ = false;
   return Status::OK();
+}
+
+Status LogReader::OpenListedSegment(uint64_t base_seq) {
+  Status s = OpenSegment(base_seq);
+  if (s.code() != Code::kNotFound) return s;
+  bases_valid_ = false;
+  CDC_ASSIGN_OR_RETURN(const std::vector<uint64_t>* bases, SegmentBases());
+  if (!bases->empty() && bases->front() > base_seq)
+    return Status::Expired("events from seq " + std::to_string(base_seq) +
+                           " were removed by retention while being read (the "
+                           "earliest retained event is now seq " +
+                           std::to_string(bases->front()) + ")");
+  return Status::Corruption(SegmentDisplayName(base_seq) +
+                            " disappeared while later segments remain");
+}
+
+Result<const std::vector<uint64_t>*> LogReader::SegmentBases() {
+  const std::string dir = SegmentsDir(dir_);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat", dir, errno);
+  const int64_t mtime =
+      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  // The directory's mtime changes whenever a segment or seal record is
+  // created or removed, so an unchanged mtime means an unchanged listing:
+  // followers re-check the end of the log on every wake-up for the price of
+  // a stat. The kernel stamps mtimes from a coarse clock, though, so a
+  // change made in the same tick as our listing could keep the old stamp;
+  // trust the cache only for a directory last changed well before it.
+  constexpr int64_t kTickMarginNs = 100000000;
+  if (bases_valid_ && mtime == dir_mtime_ns_ &&
+      listed_at_ns_ - mtime > kTickMarginNs)
+    return &bases_;
+  const int64_t now = NowMicros() * 1000;
+  CDC_ASSIGN_OR_RETURN(auto files, ListSegmentFiles(dir_));
+  bases_.clear();
+  for (const auto& f : files) bases_.push_back(f.base_seq);
+  bases_valid_ = true;
+  dir_mtime_ns_ = mtime;
+  listed_at_ns_ = now;
+  return &bases_;
 }
 
 Status LogReader::CorruptAt(uint64_t off, uint64_t first_seq,
@@ -41,7 +84,7 @@ Status LogReader::CorruptAt(uint64_t off, uint64_t first_seq,
     }
   }
   if (last_seq == 0) {
-    auto segs = ListSegments(dir_);
+    auto segs = ListSegmentFiles(dir_);
     if (segs.ok()) {
       for (const auto& s : *segs)
         if (s.base_seq > base_seq_) {
@@ -58,29 +101,116 @@ Status LogReader::ExtendCommitted() {
   CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
   for (;;) {
     CDC_ASSIGN_OR_RETURN(FrameAt at, file_->ReadHeader(scan_, size));
-    if (at.status == FrameStatus::kEnd || at.status == FrameStatus::kTorn)
+    stop_ = at.status;
+    stop_detail_ = at.detail;
+    if (at.status != FrameStatus::kOk) return Status::OK();
+    if (at.header.first_seq != scan_seq_) {
+      stop_ = FrameStatus::kBadHeader;
+      stop_detail_ = "frame starts at seq " +
+                     std::to_string(at.header.first_seq) + ", expected " +
+                     std::to_string(scan_seq_);
+      stop_fatal_ = true;
       return Status::OK();
-    if (at.status == FrameStatus::kBadHeader) {
-      // The newest segment may end in garbage a crashed writer left (the
-      // next writer truncates it); anything valid after it is corruption.
-      const bool newest =
-          !PathExists(JoinPath(SegmentsDir(dir_), SegmentFileName(scan_seq_)));
-      CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
-      if (newest && !later) return Status::OK();
-      // Hand out what comes before the damage first; the scan stops here
-      // and reports it when the reader reaches it.
-      if (committed_ > offset_) return Status::OK();
-      return CorruptAt(scan_, scan_seq_, at.detail);
     }
-    if (at.header.first_seq != scan_seq_)
-      return CorruptAt(scan_, scan_seq_,
-                       "frame starts at seq " +
-                           std::to_string(at.header.first_seq) + ", expected " +
-                           std::to_string(scan_seq_));
     scan_ += at.header.frame_size();
     scan_seq_ = at.header.end_seq();
     if (at.header.txn_end()) committed_ = scan_;
   }
+}
+
+Status LogReader::StopCorruption() {
+  if (stop_ == FrameStatus::kBadHeader)
+    return CorruptAt(scan_, scan_seq_, stop_detail_);
+  if (stop_ == FrameStatus::kTorn)
+    return CorruptAt(scan_, scan_seq_,
+                     "frame runs past the end of the sealed segment");
+  return CorruptAt(committed_, next_seq_,
+                   "sealed segment ends in an incomplete transaction");
+}
+
+Status LogReader::CheckFinished(uint64_t next_base, bool own_listed) {
+  if (stop_ != FrameStatus::kEnd || committed_ != scan_)
+    return StopCorruption();
+  // next_seq_ is now where this segment ends.
+  if (own_listed) {
+    SegmentInfo self;
+    self.base_seq = base_seq_;
+    self.name = seg_name_;
+    self.path = file_->path();
+    auto rec = ReadSealRecord(self.path);
+    if (rec.ok()) {
+      self.seal = std::move(rec).value();
+    } else if (rec.status().code() == Code::kCorruption) {
+      self.seal_error = rec.status().message();
+    } else if (rec.status().code() != Code::kNotFound) {
+      return rec.status();
+    }
+    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    if (self.seal && self.seal->end_seq != next_seq_ &&
+        self.seal->end_seq == next_base && self.seal->bytes > size)
+      return Status::Corruption(
+          seg_name_ + " is truncated: " + std::to_string(size) +
+          " bytes, its seal record says " + std::to_string(self.seal->bytes) +
+          " (seq " + std::to_string(next_seq_) + "-" +
+          std::to_string(next_base - 1) + " are lost)");
+    CDC_RETURN_IF_ERROR(CheckSealedSegment(self, size, next_base));
+    if (self.seal && self.seal->end_seq != next_seq_)
+      return Status::Corruption(
+          seg_name_ + " ends at seq " + std::to_string(next_seq_ - 1) +
+          ", its seal record says " + std::to_string(self.seal->end_seq - 1));
+  }
+  if (next_base > next_seq_)
+    return Status::Corruption(
+        "seq " + std::to_string(next_seq_) + "-" +
+        std::to_string(next_base - 1) + " are missing: " + seg_name_ +
+        " ends at seq " + std::to_string(next_seq_ - 1) +
+        " and the next segment is " + SegmentDisplayName(next_base));
+  if (next_base < next_seq_)
+    return Status::Corruption(
+        SegmentDisplayName(next_base) + " starts at seq " +
+        std::to_string(next_base) + ", inside " + seg_name_ +
+        " (which holds up to seq " + std::to_string(next_seq_ - 1) + ")");
+  return Status::OK();
+}
+
+Result<LogReader::Step> LogReader::AtNewest(bool own_listed) {
+  if (!own_listed)
+    return Status::Corruption(seg_name_ +
+                              ", the newest segment, was removed while being "
+                              "read");
+  if (stop_ == FrameStatus::kBadHeader) {
+    // The newest segment may end in garbage a crashed writer left (the
+    // next writer truncates it); anything valid after it is corruption.
+    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
+    if (later || stop_fatal_) return CorruptAt(scan_, scan_seq_, stop_detail_);
+  }
+  return Step::kEnd;
+}
+
+Result<LogReader::Step> LogReader::NextSegment() {
+  CDC_ASSIGN_OR_RETURN(const std::vector<uint64_t>* bases, SegmentBases());
+  auto it = std::upper_bound(bases->begin(), bases->end(), base_seq_);
+  const bool own_listed =
+      std::binary_search(bases->begin(), bases->end(), base_seq_);
+  if (it == bases->end()) return AtNewest(own_listed);
+  const uint64_t next_base = *it;
+  const uint64_t earliest = bases->front();
+  // The writer finishes a segment before it creates the next: what we saw
+  // of this one may be older than that listing, so look again.
+  CDC_RETURN_IF_ERROR(ExtendCommitted());
+  if (offset_ < committed_) return Step::kMore;
+  if (!own_listed && next_base != next_seq_ && earliest > next_seq_ &&
+      stop_ == FrameStatus::kEnd && committed_ == scan_)
+    // Retention removed this segment under us (we read it to its end
+    // through our descriptor) and the one after it as well.
+    return Status::Expired("events from seq " + std::to_string(next_seq_) +
+                           " were removed by retention while being read (the "
+                           "earliest retained event is now seq " +
+                           std::to_string(earliest) + ")");
+  CDC_RETURN_IF_ERROR(CheckFinished(next_base, own_listed));
+  CDC_RETURN_IF_ERROR(OpenListedSegment(next_base));
+  return Step::kMoved;
 }
 
 Result<bool> LogReader::Next(Batch* b) {
@@ -106,30 +236,19 @@ Result<bool> LogReader::Next(Batch* b) {
     }
     CDC_RETURN_IF_ERROR(ExtendCommitted());
     if (offset_ < committed_) continue;
-    // Everything committed here is read. Move on only once the next segment
-    // exists, re-checking this one after seeing it (the writer finishes a
-    // segment before it creates the next).
-    const std::string next_path =
-        JoinPath(SegmentsDir(dir_), SegmentFileName(next_seq_));
-    if (next_seq_ == base_seq_ || !PathExists(next_path)) return false;
-    CDC_RETURN_IF_ERROR(ExtendCommitted());
-    if (offset_ < committed_) continue;
-    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
-    if (scan_ != size || committed_ != scan_)
-      return CorruptAt(committed_, next_seq_,
-                       "sealed segment ends in an incomplete transaction");
-    CDC_RETURN_IF_ERROR(OpenSegment(next_seq_));
+    CDC_ASSIGN_OR_RETURN(Step step, NextSegment());
+    if (step == Step::kEnd) return false;
   }
 }
 
 Status LogReader::SeekEarliest() {
-  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
+  CDC_ASSIGN_OR_RETURN(auto segs, ListSegmentFiles(dir_));
   if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   return SeekSeq(segs.front().base_seq);
 }
 
 Status LogReader::SeekSeq(uint64_t seq) {
-  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
+  CDC_ASSIGN_OR_RETURN(auto segs, ListSegmentFiles(dir_));
   if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   if (seq < segs.front().base_seq)
     return Status::Expired("seq " + std::to_string(seq) +
@@ -138,12 +257,15 @@ Status LogReader::SeekSeq(uint64_t seq) {
                            std::to_string(segs.front().base_seq) + ")");
   size_t i = segs.size() - 1;
   while (i > 0 && segs[i].base_seq > seq) --i;
-  CDC_RETURN_IF_ERROR(OpenSegment(segs[i].base_seq));
+  CDC_RETURN_IF_ERROR(OpenListedSegment(segs[i].base_seq));
   CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  // Damage on the way is left for Next(), which reports it on reaching it
+  // (a seq past the end of this segment leaves the reader at its end, from
+  // where Next() must find the next segment).
   for (;;) {
     CDC_ASSIGN_OR_RETURN(FrameAt at, file_->ReadHeader(offset_, size));
     if (at.status != FrameStatus::kOk || at.header.end_seq() > seq) break;
-    if (at.header.first_seq != next_seq_) break;  // Next() reports it
+    if (at.header.first_seq != next_seq_) break;
     offset_ += at.header.frame_size();
     next_seq_ = at.header.end_seq();
   }
@@ -159,16 +281,52 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
   if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
   size_t i = 0;
-  while (i + 1 < segs.size() && segs[i].seal &&
-         key_of_seal(*segs[i].seal) < target)
-    ++i;
+  for (; i + 1 < segs.size(); ++i) {
+    if (!segs[i].seal_error.empty())
+      return Status::Corruption(segs[i].seal_error);
+    if (!segs[i].seal || key_of_seal(*segs[i].seal) >= target) break;
+    // A segment skipped unread on the word of its seal record: the record
+    // must at least agree with the directory.
+    auto size = FileSize(segs[i].path);
+    if (!size.ok() && size.status().code() == Code::kNotFound) continue;
+    CDC_RETURN_IF_ERROR(size.status());
+    CDC_RETURN_IF_ERROR(
+        CheckSealedSegment(segs[i], *size, segs[i + 1].base_seq));
+  }
   for (; i < segs.size(); ++i) {
-    CDC_RETURN_IF_ERROR(OpenSegment(segs[i].base_seq));
+    const bool newest = i + 1 == segs.size();
+    CDC_RETURN_IF_ERROR(OpenListedSegment(segs[i].base_seq));
     CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
     uint64_t off = 0, txn_start = 0, seq = base_seq_, txn_seq = base_seq_;
     for (;;) {
       CDC_ASSIGN_OR_RETURN(FrameAt at, file_->ReadHeader(off, size));
-      if (at.status != FrameStatus::kOk || at.header.first_seq != seq) break;
+      if (at.status == FrameStatus::kOk && at.header.first_seq != seq) {
+        at.status = FrameStatus::kBadHeader;
+        at.detail = "frame starts at seq " +
+                    std::to_string(at.header.first_seq) + ", expected " +
+                    std::to_string(seq);
+      }
+      if (at.status != FrameStatus::kOk) {
+        if (newest) break;  // the end of the log, or a torn tail
+        // What lies beyond damage in a sealed segment is unknown, and the
+        // position sought may be in it.
+        if (at.status == FrameStatus::kTorn)
+          return CorruptAt(off, seq,
+                           "frame runs past the end of the sealed segment");
+        if (at.status == FrameStatus::kBadHeader)
+          return CorruptAt(off, seq, at.detail);
+        if (off != txn_start)
+          return CorruptAt(txn_start, txn_seq,
+                           "sealed segment ends in an incomplete transaction");
+        if (seq != segs[i + 1].base_seq)
+          return Status::Corruption("seq " + std::to_string(seq) + "-" +
+                                    std::to_string(segs[i + 1].base_seq - 1) +
+                                    " are missing: " + seg_name_ +
+                                    " ends at seq " + std::to_string(seq - 1) +
+                                    " and the next segment is " +
+                                    segs[i + 1].name);
+        break;
+      }
       off += at.header.frame_size();
       seq = at.header.end_seq();
       if (!at.header.txn_end()) continue;
@@ -180,7 +338,7 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
       txn_start = off;
       txn_seq = seq;
     }
-    if (i + 1 == segs.size()) {
+    if (newest) {
       // Nothing that late yet: wait at the end of what is committed.
       offset_ = committed_ = scan_ = txn_start;
       next_seq_ = scan_seq_ = skip_to_ = txn_seq;
@@ -257,10 +415,15 @@ Result<LogSummary> Summarize(const std::string& dir) {
   sum.segments = segs.size();
   if (segs.empty()) return sum;
   sum.first_seq = segs.front().base_seq;
-  for (const auto& seg : segs) {
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const SegmentInfo& seg = segs[i];
     CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
     CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     sum.bytes += size;
+    // What a summary adds up from seal records must be one unbroken log.
+    if (i + 1 < segs.size()) {
+      CDC_RETURN_IF_ERROR(CheckSealedSegment(seg, size, segs[i + 1].base_seq));
+    }
     if (seg.seal) sum.next_seq = seg.seal->end_seq;
   }
   // Seal records give the last commit LSN of a segment, which may be a

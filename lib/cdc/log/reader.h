@@ -4,11 +4,20 @@
 // ahead to the next TXN_END frame before handing out any frame of a
 // transaction, so a transaction being written is invisible until its end
 // is on disk. Positioning by seq, commit LSN or commit time reads seal
-// records and frame headers only, never whole segments. A damaged frame is
-// reported as Corruption naming the segment, offset and seq range; a torn
-// tail of the newest segment (a writer that died mid-write) is treated as
-// the end of the log. Segments removed by retention under a reader give
-// Expired. Not thread-safe; any number of readers may run beside the writer.
+// records and frame headers only, never whole segments.
+//
+// A reader knows where the log ends: at the last whole committed frame of
+// the newest segment (the one with the highest name). Whenever it cannot
+// get there it fails, never stops early: a damaged frame, a sealed segment
+// that ends early, in a partial transaction or otherwise than its seal
+// record says, or a segment missing between two others is Corruption naming
+// the segment (and offset and seq range where there is one). Only the
+// newest segment may end in a torn tail (a writer that died mid-write),
+// which is the end of the log. A segment deleted under the reader (by
+// retention) is read on through the descriptor the reader holds; when the
+// next one is gone too, because retention removed everything up to a later
+// segment, Next() fails with Expired. Not thread-safe; any number of
+// readers may run beside the writer.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +86,22 @@ class LogReader {
  private:
   explicit LogReader(std::string dir) : dir_(std::move(dir)) {}
   Status OpenSegment(uint64_t base_seq);
+  // Opens `base_seq` listed a moment ago; a file gone since is Expired when
+  // retention removed it (the log now starts later), else Corruption.
+  Status OpenListedSegment(uint64_t base_seq);
   Status ExtendCommitted();
+  // All that is committed in this segment has been returned: moves to the
+  // next segment (kMoved), finds more here (kMore), or finds the end of
+  // the log (kEnd); or fails when the log cannot be followed further.
+  enum class Step { kMoved, kMore, kEnd };
+  Result<Step> NextSegment();
+  Result<Step> AtNewest(bool own_listed);
+  // The current segment, fully read, must end where its successor
+  // `next_base` begins and agree with its seal record.
+  Status CheckFinished(uint64_t next_base, bool own_listed);
+  Status StopCorruption();
+  // Names of the segment files, re-read only when the directory changed.
+  Result<const std::vector<uint64_t>*> SegmentBases();
   Status CorruptAt(uint64_t off, uint64_t first_seq, const std::string& what);
   template <typename Key>
   Status SeekCommit(Key key_of_seal, Key key_of_header, uint64_t target);
@@ -95,6 +119,16 @@ class LogReader {
   uint64_t scan_seq_ = 0;   // seq expected at scan_
   uint64_t next_seq_ = 0;   // seq of the frame at offset_
   uint64_t skip_to_ = 0;    // events below this seq are not returned
+  // Why the header scan stopped at scan_: kEnd (the end of the file),
+  // kTorn (a frame runs past it) or kBadHeader (stop_detail_ says why).
+  FrameStatus stop_ = FrameStatus::kEnd;
+  std::string stop_detail_;
+  bool stop_fatal_ = false;  // never a torn write (a valid frame, wrong seq)
+
+  std::vector<uint64_t> bases_;  // cached segment names
+  bool bases_valid_ = false;
+  int64_t dir_mtime_ns_ = 0;
+  int64_t listed_at_ns_ = 0;
 };
 
 // What a log holds, from seal records and frame headers: the newest

@@ -37,11 +37,15 @@ std::string SegmentFileName(uint64_t base_seq) {
   return std::string(kSeqDigits - digits.size(), '0') + digits + kSegmentSuffix;
 }
 
+std::string SegmentDisplayName(uint64_t base_seq) {
+  return "segments/" + SegmentFileName(base_seq);
+}
+
 std::string SealRecordPath(const std::string& segment_path) {
   return segment_path.substr(0, segment_path.size() - 4) + ".sealed";
 }
 
-Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir) {
+Result<std::vector<SegmentInfo>> ListSegmentFiles(const std::string& log_dir) {
   const std::string dir = SegmentsDir(log_dir);
   CDC_ASSIGN_OR_RETURN(auto names, ListDir(dir));
   std::vector<SegmentInfo> out;
@@ -57,10 +61,21 @@ Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir) {
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.base_seq < b.base_seq;
   });
+  for (size_t i = 0; i + 1 < out.size(); ++i) out[i].sealed = true;
+  return out;
+}
+
+Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir) {
+  CDC_ASSIGN_OR_RETURN(auto out, ListSegmentFiles(log_dir));
   for (size_t i = 0; i + 1 < out.size(); ++i) {
-    out[i].sealed = true;
     auto rec = ReadSealRecord(out[i].path);
-    if (rec.ok()) out[i].seal = std::move(rec).value();
+    if (rec.ok()) {
+      out[i].seal = std::move(rec).value();
+    } else if (rec.status().code() == Code::kCorruption) {
+      out[i].seal_error = rec.status().message();
+    } else if (rec.status().code() != Code::kNotFound) {
+      return rec.status();
+    }
   }
   return out;
 }
@@ -78,26 +93,120 @@ Status WriteSealRecord(const std::string& segment_path, const SealRecord& r) {
   return WriteFileAtomic(SealRecordPath(segment_path), j.dump() + "\n");
 }
 
+namespace {
+
+// Typed access to a seal record's fields: a missing key, a wrong type or a
+// value out of range is corruption, never a default.
+struct SealFields {
+  const nlohmann::json& j;
+  std::string* why;
+
+  bool Unsigned(const char* key, uint64_t* v) const {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) return Bad(key);
+    *v = it->get<uint64_t>();
+    return true;
+  }
+  bool Signed(const char* key, int64_t* v) const {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) return Bad(key);
+    if (it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX)
+      return Bad(key);
+    *v = it->get<int64_t>();
+    return true;
+  }
+  bool LsnField(const char* key, Lsn* v) const {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return Bad(key);
+    auto lsn = ParseLsn(it->get<std::string>());
+    if (!lsn.ok()) return Bad(key);
+    *v = *lsn;
+    return true;
+  }
+  bool Bad(const char* key) const {
+    *why = std::string("missing or invalid \"") + key + "\"";
+    return false;
+  }
+};
+
+bool IsSha256Hex(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+}  // namespace
+
 Result<SealRecord> ReadSealRecord(const std::string& segment_path) {
   const std::string path = SealRecordPath(segment_path);
   CDC_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const std::string name = "segments/" + path.substr(path.rfind('/') + 1);
+  std::string why;
+  SealRecord r;
   try {
     auto j = nlohmann::json::parse(text);
-    SealRecord r;
-    r.sha256 = j.at("sha256").get<std::string>();
-    r.bytes = j.at("bytes").get<uint64_t>();
-    r.first_seq = j.at("first_seq").get<uint64_t>();
-    r.end_seq = j.at("end_seq").get<uint64_t>();
-    CDC_ASSIGN_OR_RETURN(r.first_lsn,
-                         ParseLsn(j.at("first_lsn").get<std::string>()));
-    CDC_ASSIGN_OR_RETURN(r.last_lsn,
-                         ParseLsn(j.at("last_lsn").get<std::string>()));
-    r.first_time = j.at("first_time_us").get<int64_t>();
-    r.last_time = j.at("last_time_us").get<int64_t>();
-    return r;
+    if (!j.is_object()) {
+      why = "not a JSON object";
+    } else {
+      SealFields f{j, &why};
+      auto sha = j.find("sha256");
+      if (sha == j.end() || !sha->is_string() ||
+          !IsSha256Hex(sha->get<std::string>()))
+        f.Bad("sha256");
+      else
+        r.sha256 = sha->get<std::string>();
+      if (why.empty() && f.Unsigned("bytes", &r.bytes) &&
+          f.Unsigned("first_seq", &r.first_seq) &&
+          f.Unsigned("end_seq", &r.end_seq) &&
+          f.LsnField("first_lsn", &r.first_lsn) &&
+          f.LsnField("last_lsn", &r.last_lsn) &&
+          f.Signed("first_time_us", &r.first_time) &&
+          f.Signed("last_time_us", &r.last_time)) {
+        if (r.first_seq == 0 || r.end_seq < r.first_seq)
+          why = "seq range " + std::to_string(r.first_seq) + "-" +
+                std::to_string(r.end_seq) + " is impossible";
+        else if (r.last_lsn < r.first_lsn)
+          why = "last_lsn is before first_lsn";
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
-    return Status::Corruption("bad seal record " + path + ": " + e.what());
+    why = "not valid JSON";
   }
+  if (!why.empty())
+    return Status::Corruption("unreadable seal record " + name + ": " + why);
+  return r;
+}
+
+Status CheckSealedSegment(const SegmentInfo& seg, uint64_t size,
+                          uint64_t next_base) {
+  if (!seg.seal_error.empty()) return Status::Corruption(seg.seal_error);
+  if (!seg.seal) return Status::OK();
+  const SealRecord& r = *seg.seal;
+  const std::string rec =
+      "seal record " + seg.name.substr(0, seg.name.size() - 4) + ".sealed";
+  if (r.first_seq != seg.base_seq)
+    return Status::Corruption(
+        rec + " says first seq " + std::to_string(r.first_seq) +
+        ", the segment is named for seq " + std::to_string(seg.base_seq));
+  if (r.end_seq < next_base)
+    return Status::Corruption(
+        "seq " + std::to_string(r.end_seq) + "-" +
+        std::to_string(next_base - 1) + " are missing: " + seg.name +
+        " ends at seq " + std::to_string(r.end_seq - 1) + " (" + rec +
+        ") and the next segment is " + SegmentDisplayName(next_base));
+  if (r.end_seq > next_base)
+    return Status::Corruption(
+        SegmentDisplayName(next_base) + " starts at seq " +
+        std::to_string(next_base) + ", inside " + seg.name + " (seq " +
+        std::to_string(r.first_seq) + "-" + std::to_string(r.end_seq - 1) +
+        " by its " + rec + ")");
+  if (size != r.bytes)
+    return Status::Corruption(
+        seg.name + " is " + std::to_string(size) + " bytes, its " + rec +
+        " says " + std::to_string(r.bytes) +
+        (size < r.bytes ? " (truncated)" : " (changed after sealing)"));
+  return Status::OK();
 }
 
 Result<SegmentFile> SegmentFile::Open(const std::string& path) {

@@ -35,18 +35,37 @@ struct SegmentInfo {
   std::string name;  // "segments/<file>", for messages
   bool sealed = false;
   std::optional<SealRecord> seal;
+  std::string seal_error;  // the record exists but cannot be used: why
 };
 
 std::string SegmentsDir(const std::string& log_dir);
 std::string SegmentFileName(uint64_t base_seq);
+// "segments/<file>", as messages name a segment.
+std::string SegmentDisplayName(uint64_t base_seq);
 std::string SealRecordPath(const std::string& segment_path);
 
 // Segments sorted by first seq. Every segment but the last is sealed.
 // Stray files (temporaries, seal records without a segment) are ignored.
+// The seal record of each sealed segment is read: `seal` when it is usable,
+// `seal_error` when it exists but is not (which is corruption, never a
+// record to rebuild), neither when it is missing.
 Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir);
+// The same without reading seal records (names only; cheap).
+Result<std::vector<SegmentInfo>> ListSegmentFiles(const std::string& log_dir);
 
 Status WriteSealRecord(const std::string& segment_path, const SealRecord& r);
+// NotFound when there is no record; Corruption when it is not a complete,
+// well-typed record.
 Result<SealRecord> ReadSealRecord(const std::string& segment_path);
+
+// What the directory says about a sealed segment `seg` of `size` bytes
+// whose successor is named `next_base`: Corruption, naming the files, when
+// its seal record is unusable, or disagrees with its name, its size or the
+// name of the next segment (a segment missing in between, a truncated or
+// extended file). OK when the record agrees or is missing (a crash between
+// sealing and recording; the writer rebuilds it).
+Status CheckSealedSegment(const SegmentInfo& seg, uint64_t size,
+                          uint64_t next_base);
 
 enum class FrameStatus {
   kOk,

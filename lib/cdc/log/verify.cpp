@@ -24,6 +24,41 @@ std::string CheckPayload(const std::string& raw, uint32_t count) {
   return "";
 }
 
+// Every field of a seal record against the segment: what the record says
+// is what seeking, listing and retention rely on without reading frames.
+void CheckSeal(const SegmentInfo& seg, uint64_t size, const SegmentScan& scan,
+               uint64_t next_base, std::vector<std::string>* problems) {
+  const SealRecord& r = *seg.seal;
+  auto mismatch = [&](const char* field, const std::string& says,
+                      const std::string& is) {
+    problems->push_back(seg.name + ": seal record says " + field + " " + says +
+                        ", the segment has " + is);
+  };
+  if (r.bytes != size)
+    mismatch("bytes", std::to_string(r.bytes), std::to_string(size));
+  if (r.first_seq != seg.base_seq)
+    mismatch("first_seq", std::to_string(r.first_seq),
+             std::to_string(seg.base_seq) + " (its name)");
+  if (r.end_seq != next_base)
+    mismatch("end_seq", std::to_string(r.end_seq),
+             "successor " + SegmentDisplayName(next_base));
+  // The rest is known only when the frames could all be read.
+  if (scan.stop != FrameStatus::kEnd || scan.txn_end != size) return;
+  if (r.end_seq != scan.next_seq && r.end_seq == next_base)
+    mismatch("end_seq", std::to_string(r.end_seq),
+             "events up to seq " + std::to_string(scan.next_seq - 1));
+  if (r.first_lsn != scan.first_lsn)
+    mismatch("first_lsn", FormatLsn(r.first_lsn), FormatLsn(scan.first_lsn));
+  if (r.last_lsn != scan.last_lsn)
+    mismatch("last_lsn", FormatLsn(r.last_lsn), FormatLsn(scan.last_lsn));
+  if (r.first_time != scan.first_time)
+    mismatch("first_time_us", std::to_string(r.first_time),
+             std::to_string(scan.first_time));
+  if (r.last_time != scan.last_time)
+    mismatch("last_time_us", std::to_string(r.last_time),
+             std::to_string(scan.last_time));
+}
+
 }  // namespace
 
 Result<VerifyReport> VerifyLog(
@@ -110,25 +145,19 @@ Result<VerifyReport> VerifyLog(
                      ? segs[i + 1].base_seq
                      : scan.next_seq;
     if (!newest) {
-      if (!seg.seal) {
+      if (!seg.seal_error.empty()) {
+        rep.problems.push_back(seg.seal_error);
+      } else if (!seg.seal) {
         rep.notes.push_back(seg.name +
                             ": seal record missing (rebuilt when the writer "
                             "next opens the log)");
       } else {
-        const SealRecord& r = *seg.seal;
-        if (r.bytes != size)
-          rep.problems.push_back(seg.name + ": is " + std::to_string(size) +
-                                 " bytes, seal record says " +
-                                 std::to_string(r.bytes));
-        if (scan.stop == FrameStatus::kEnd &&
-            (r.first_seq != seg.base_seq || r.end_seq != scan.next_seq))
-          rep.problems.push_back(seg.name +
-                                 ": seq range does not match its "
-                                 "seal record");
+        CheckSeal(seg, size, scan, segs[i + 1].base_seq, &rep.problems);
         CDC_ASSIGN_OR_RETURN(std::string sha, Sha256File(seg.path));
-        if (sha != r.sha256)
+        if (sha != seg.seal->sha256)
           rep.problems.push_back(seg.name + ": SHA-256 " + sha +
-                                 " does not match its seal record " + r.sha256);
+                                 " does not match its seal record " +
+                                 seg.seal->sha256);
       }
     }
     if (progress) progress(rep.bytes, total);

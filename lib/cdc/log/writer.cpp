@@ -42,12 +42,21 @@ Status LogWriter::Recover() {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
   if (segs.empty()) return OpenActive(1, /*create=*/true);
 
-  // Sealed segments never change, but a crash between sealing one and
-  // syncing its record can leave the record missing: rebuild it.
+  // Appending after damage would put events where no reader can reach
+  // them: the sealed segments must at least agree with their records and
+  // follow each other without a gap (their frames are verify's job; reading
+  // them all here would make every start cost a pass over the whole log).
+  // A record that is missing (a crash between sealing a segment and
+  // syncing its record) is rebuilt; one that is unreadable is corruption.
   const SegmentInfo* last_sealed = nullptr;  // the newest with a commit
   for (size_t i = 0; i + 1 < segs.size(); ++i) {
     const auto& seg = segs[i];
-    if (seg.seal) {
+    if (seg.seal || !seg.seal_error.empty()) {
+      auto size = FileSize(seg.path);
+      // Removed since the listing: `cdc-log retain` running beside us.
+      if (size.status().code() == Code::kNotFound) continue;
+      CDC_RETURN_IF_ERROR(size.status());
+      CDC_RETURN_IF_ERROR(CheckSealedSegment(seg, *size, segs[i + 1].base_seq));
       if (seg.seal->last_lsn != 0 || seg.seal->end_seq > seg.base_seq) {
         last_lsn_ = seg.seal->last_lsn;
         has_commit_ = true;
