@@ -49,6 +49,21 @@ TEST_CASE("import rejects bad lines with a reason", "[event]") {
   }
 }
 
+TEST_CASE("native pieces are the native line", "[event]") {
+  const std::string stored = R"({"lsn":"0/1","xid":1,"op":"m"})";
+  for (bool last : {false, true}) {
+    for (uint64_t seq : {uint64_t{1}, uint64_t{18446744073709551615u}}) {
+      std::string whole;
+      AppendNative(seq, stored, last, &whole);
+      char scratch[32];
+      NativePieces p = SplitNative(seq, stored, last, scratch);
+      CHECK(std::string(p.head) + std::string(p.body) + std::string(p.tail) ==
+            whole);
+      CHECK(p.body.data() > stored.data());  // not copied
+    }
+  }
+}
+
 TEST_CASE("native rendering adds seq first and last at the end", "[event]") {
   std::string out;
   AppendNative(42, R"({"lsn":"0/1","xid":1})", false, &out);

@@ -91,6 +91,42 @@ TEST_CASE("frames round-trip, compressed and stored", "[log][frame]") {
   }
 }
 
+TEST_CASE("large frames round-trip, compressed in pieces or stored",
+          "[log][frame]") {
+  Codec codec;
+  std::mt19937_64 rng(11);
+  std::string compressible, random;
+  while (compressible.size() < kLargeFrameBytes + 12345)
+    compressible += "{\"k\":\"some repeated text " +
+                    std::to_string(compressible.size() % 97) + "\"}\n";
+  while (random.size() < kLargeFrameBytes + 777)
+    random.push_back(static_cast<char>(rng()));
+  for (const std::string* raw : {&compressible, &random}) {
+    std::string out = "before";  // appended to, as the writer does
+    codec.EncodeFrame(Sample(), *raw, &out);
+    REQUIRE(out.compare(0, 6, "before") == 0);
+    FrameHeader h;
+    REQUIRE(DecodeHeader(out.data() + 6, &h) == HeaderState::kOk);
+    CHECK(h.codec == (raw == &compressible ? kCodecZstd : kCodecNone));
+    CHECK(out.size() == 6 + kFrameHeaderSize + h.payload_len);
+    if (h.codec == kCodecZstd) CHECK(h.payload_len < raw->size() / 4);
+    std::string_view payload(out.data() + 6 + kFrameHeaderSize, h.payload_len);
+    CHECK(Codec::ChecksumOk(out.data() + 6, payload, h.checksum));
+    std::string back;
+    REQUIRE(codec.Decompress(h, payload, &back).ok());
+    CHECK(back == *raw);
+  }
+  // The context is as good as new for the next, small frame.
+  std::string out, back;
+  std::string small(kSmallFrameBytes * 2, 'a');
+  codec.EncodeFrame(Sample(), small, &out);
+  FrameHeader h;
+  REQUIRE(DecodeHeader(out.data(), &h) == HeaderState::kOk);
+  std::string_view payload(out.data() + kFrameHeaderSize, h.payload_len);
+  REQUIRE(codec.Decompress(h, payload, &back).ok());
+  CHECK(back == small);
+}
+
 TEST_CASE("every flipped byte of a frame is caught", "[log][frame]") {
   Codec codec;
   std::string out;

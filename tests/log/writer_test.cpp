@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cdc/base/sha256.h"
+#include "cdc/event/event.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/verify.h"
 #include "test_util.h"
@@ -84,6 +85,50 @@ TEST_CASE(
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK_FALSE((*w)->SyncPending());
   CHECK((*w)->durable_lsn() == 32);
+}
+
+TEST_CASE("large events move into frames of their own, intact",
+          "[log][writer]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  WriterOptions opts;
+  opts.frame_bytes = 4096;
+  auto w = LogWriter::Open(dir.path(), opts);
+  REQUIRE(w.ok());
+  auto big = [](char c, size_t n) {
+    std::string e = "{\"v\":\"" + std::string(n, c) + "\"}";
+    e.reserve(e.size() + 1);  // room for the newline: taken, not copied
+    return e;
+  };
+  std::vector<std::string> want;
+  auto append = [&](std::string e, bool taking) {
+    want.push_back(e);
+    if (!taking) return (*w)->Append(e);
+    Status s = (*w)->AppendTaking(&e);
+    // Taken (when it has room for the newline), else copied.
+    return s;
+  };
+  REQUIRE(append(test::EventLine(1, 0), true).ok());  // small: copied
+  REQUIRE((*w)->EventFollows().ok());                 // small: nothing
+  REQUIRE(append(big('a', 5u << 20), true).ok());
+  REQUIRE((*w)->EventFollows().ok());  // large: written now
+  REQUIRE(append(big('b', 10000), true).ok());
+  std::string exact = "{\"v\":\"" + std::string(9000, 'c') + "\"}";
+  exact.shrink_to_fit();
+  REQUIRE(append(exact, true).ok());  // no room for the newline: copied
+  REQUIRE(append(test::EventLine(1, 4), false).ok());
+  REQUIRE((*w)->Commit(16, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  auto got = test::ReadAll(dir.path());
+  REQUIRE(got.lines.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO(i);
+    std::string native;
+    event::AppendNative(i + 1, want[i], i + 1 == want.size(), &native);
+    CHECK(got.lines[i] == native);
+  }
+  auto rep = VerifyLog(dir.path());
+  CHECK(rep->ok());
 }
 
 TEST_CASE("sealed segments carry a correct seal record", "[log][writer]") {

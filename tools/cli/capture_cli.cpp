@@ -55,6 +55,7 @@ Status Finish(Options* o, const Flags& f) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::ReturnLargeBuffers();
   CLI::App app{
       "Capture committed changes from PostgreSQL logical replication "
       "(pgoutput) into a cdc log, durably and exactly once.",

@@ -13,6 +13,9 @@ namespace cdc::tail {
 
 namespace {
 
+// Events this large are written out without a copy in the output buffer.
+constexpr size_t kLargeLine = 1 << 16;
+
 struct Options {
   std::string log;
   std::string consumer;
@@ -155,9 +158,20 @@ Status Run(const Options& o, cli::Output& out) {
             seq >= f.to.seq)
           stop = true;
         if (verdict == 0) return;
-        event::AppendNative(seq, line, last, out.buffer());
+        if (line.size() < kLargeLine) {
+          event::AppendNative(seq, line, last, out.buffer());
+        } else {
+          // Written from the frame, not copied into the output buffer: a
+          // large event is then in memory once (plus its compressed form
+          // while it is decompressed).
+          char scratch[32];
+          auto p = event::SplitNative(seq, line, last, scratch);
+          (void)(out.Write(p.head) && out.Write(p.body) && out.Write(p.tail));
+        }
         if (++printed == o.limit) stop = true;
       });
+      // Keep no buffer a huge frame grew while following.
+      if (batch.raw.capacity() > kLargeLine * 64) std::string().swap(batch.raw);
       if (!out.MaybeFlush() || stop) break;
       continue;
     }
@@ -173,6 +187,7 @@ Status Run(const Options& o, cli::Output& out) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::ReturnLargeBuffers();
   CLI::App app{
       "Print events from a cdc log as NDJSON, from a position or a named "
       "consumer's cursor; -f keeps following new events.",

@@ -1,6 +1,7 @@
 #include "cdc/cli/cli.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,13 +28,28 @@ void InstallStopHandlers() {
 
 bool StopRequested() { return g_stop != 0; }
 
+void ReturnLargeBuffers() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+
 bool Output::Flush() {
-  if (closed_ || !error_.ok()) {
-    buf_.clear();
-    return false;
+  bool ok = WriteAll(buf_);
+  buf_.clear();
+  // Let go of a buffer a huge event grew.
+  if (buf_.capacity() > 4 * flush_at_) std::string().swap(buf_);
+  return ok;
+}
+
+bool Output::Write(std::string_view bytes) {
+  if (bytes.size() < flush_at_) {
+    buf_.append(bytes);
+    return MaybeFlush();
   }
-  const char* p = buf_.data();
-  size_t n = buf_.size();
+  return Flush() && WriteAll(bytes);
+}
+
+bool Output::WriteAll(std::string_view bytes) {
+  if (closed_ || !error_.ok()) return false;
+  const char* p = bytes.data();
+  size_t n = bytes.size();
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -43,13 +59,11 @@ bool Output::Flush() {
       else
         error_ = Status::IOError(std::string("cannot write output: ") +
                                  strerror(errno));
-      buf_.clear();
       return false;
     }
     p += w;
     n -= static_cast<size_t>(w);
   }
-  buf_.clear();
   return true;
 }
 

@@ -14,6 +14,13 @@ namespace cdc::cli {
 void InstallStopHandlers();
 bool StopRequested();
 
+// Makes buffers of 1 MiB or more come from the kernel and go back to it when
+// freed. glibc otherwise raises its threshold for that after freeing such a
+// buffer (up to 32 MiB), serves the next ones from the heap and keeps what
+// they freed: a stream of large values would then cost more memory than
+// the largest of them.
+void ReturnLargeBuffers();
+
 // Buffered writer to a file descriptor. Write() returns false once the
 // reader has gone away (EPIPE) — a clean stop, not an error — and sets
 // error() for any other failure.
@@ -26,11 +33,16 @@ class Output {
   // Flushes when the buffer passed its threshold.
   bool MaybeFlush() { return buf_.size() < flush_at_ || Flush(); }
   bool Flush();
+  // Appends `bytes` after what is buffered; a piece of the threshold's size
+  // or more is written from where it is (after the buffer), not copied.
+  bool Write(std::string_view bytes);
   bool closed() const { return closed_; }
   const Status& error() const { return error_; }
   int fd() const { return fd_; }
 
  private:
+  bool WriteAll(std::string_view bytes);
+
   int fd_;
   size_t flush_at_;
   std::string buf_;

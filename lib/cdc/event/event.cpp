@@ -1,27 +1,39 @@
 #include "cdc/event/event.h"
 
 #include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
 
 namespace cdc::event {
 
+NativePieces SplitNative(uint64_t seq, std::string_view stored, bool last,
+                         char (&scratch)[32]) {
+  std::memcpy(scratch, "{\"seq\":", 7);
+  auto [end, ec] =
+      std::to_chars(scratch + 7, scratch + sizeof scratch - 1, seq);
+  (void)ec;
+  *end++ = ',';
+  NativePieces p;
+  p.head = std::string_view(scratch, static_cast<size_t>(end - scratch));
+  if (last) {
+    p.body = stored.substr(1, stored.size() - 2);
+    p.tail = ",\"last\":true}\n";
+  } else {
+    p.body = stored.substr(1);
+    p.tail = "\n";
+  }
+  return p;
+}
+
 void AppendNative(uint64_t seq, std::string_view stored, bool last,
                   std::string* out) {
-  char num[24];
-  auto [end, ec] = std::to_chars(num, num + sizeof num, seq);
-  (void)ec;
-  out->append("{\"seq\":", 7);
-  out->append(num, static_cast<size_t>(end - num));
-  out->push_back(',');
-  if (last) {
-    out->append(stored.data() + 1, stored.size() - 2);
-    out->append(",\"last\":true}\n", 14);
-  } else {
-    out->append(stored.data() + 1, stored.size() - 1);
-    out->push_back('\n');
-  }
+  char scratch[32];
+  NativePieces p = SplitNative(seq, stored, last, scratch);
+  out->append(p.head);
+  out->append(p.body);
+  out->append(p.tail);
 }
 
 namespace {

@@ -21,6 +21,15 @@ namespace cdc::event {
 void AppendNative(uint64_t seq, std::string_view stored, bool last,
                   std::string* out);
 
+// The native line as three pieces that, written one after the other, are
+// what AppendNative appends; `body` points into `stored`, `head` into
+// `scratch`. For writing a large event out without copying it.
+struct NativePieces {
+  std::string_view head, body, tail;
+};
+NativePieces SplitNative(uint64_t seq, std::string_view stored, bool last,
+                         char (&scratch)[32]);
+
 // The leading fields of a stored event, read without parsing the rest.
 struct EventHead {
   std::string lsn;

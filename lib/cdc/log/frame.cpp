@@ -108,19 +108,58 @@ Codec::~Codec() {
   ZSTD_freeDCtx(dctx_);
 }
 
+namespace {
+
+// Compresses a large payload in pieces, growing `out` by what zstd
+// produced: resizing it to the whole compress bound first would touch (and
+// make resident) as many bytes as the raw payload has. Returns the
+// compressed size, or 0 when it is not smaller than the input.
+size_t CompressLarge(ZSTD_CCtx* cctx, std::string_view raw, std::string* out) {
+  constexpr size_t kPiece = 1 << 20;
+  const size_t start = out->size();
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+  for (;;) {
+    const size_t at = out->size();
+    if (at - start >= raw.size()) break;  // not worth it: store as is
+    out->resize(at + kPiece);
+    ZSTD_outBuffer o{out->data() + at, kPiece, 0};
+    const size_t left = ZSTD_compressStream2(cctx, &o, &in, ZSTD_e_end);
+    out->resize(at + o.pos);
+    if (ZSTD_isError(left)) break;
+    if (left == 0) return out->size() - start;
+  }
+  out->resize(start);
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+  return 0;
+}
+
+}  // namespace
+
 void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
   const size_t start = out->size();
-  const size_t bound = ZSTD_compressBound(raw.size());
-  out->resize(start + kFrameHeaderSize + bound);
-  char* payload = out->data() + start + kFrameHeaderSize;
   size_t n = 0;
-  if (raw.size() >= kSmallFrameBytes) {
-    n = ZSTD_compress2(cctx_, payload, bound, raw.data(), raw.size());
-  } else if (raw.size() >= kStoredFrameBytes) {
-    // The simple API sizes zstd's tables to the input, so it resets the
-    // least state per frame (~1.7 µs for 450 bytes against ~2.0).
-    n = ZSTD_compressCCtx(small_cctx_, payload, bound, raw.data(), raw.size(),
-                          small_level_);
+  char* payload = nullptr;
+  if (raw.size() >= kLargeFrameBytes) {
+    out->resize(start + kFrameHeaderSize);
+    n = CompressLarge(cctx_, raw, out);
+    if (n == 0 || n >= raw.size()) {
+      out->resize(start + kFrameHeaderSize + raw.size());
+      n = 0;
+    }
+    payload = out->data() + start + kFrameHeaderSize;
+  } else {
+    const size_t bound = ZSTD_compressBound(raw.size());
+    out->resize(start + kFrameHeaderSize + bound);
+    payload = out->data() + start + kFrameHeaderSize;
+    if (raw.size() >= kSmallFrameBytes) {
+      n = ZSTD_compress2(cctx_, payload, bound, raw.data(), raw.size());
+    } else if (raw.size() >= kStoredFrameBytes) {
+      // The simple API sizes zstd's tables to the input, so it resets the
+      // least state per frame (~1.7 µs for 450 bytes against ~2.0).
+      n = ZSTD_compressCCtx(small_cctx_, payload, bound, raw.data(), raw.size(),
+                            small_level_);
+    }
   }
   if (n == 0 || ZSTD_isError(n) || n >= raw.size()) {
     // Small, incompressible or empty: store as is; never fail a write for

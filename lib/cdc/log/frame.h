@@ -85,6 +85,9 @@ std::string DescribeHeaderState(HeaderState s, const FrameHeader& h);
 // typical events).
 inline constexpr size_t kStoredFrameBytes = 1024;
 inline constexpr size_t kSmallFrameBytes = 4096;
+// Frames this large (a large event has one of its own) are compressed in
+// pieces, so the output buffer grows only by what compression produced.
+inline constexpr size_t kLargeFrameBytes = 4u << 20;
 
 // Reusable compression contexts; one per thread.
 class Codec {

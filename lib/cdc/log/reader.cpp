@@ -227,6 +227,8 @@ Result<bool> LogReader::Next(Batch* b) {
       next_seq_ = h.end_seq();
       if (h.event_count == 0 || h.end_seq() <= skip_to_) continue;
       Status s = codec_.Decompress(h, payload_, &b->raw);
+      // The compressed form of a large frame is not kept for the next one.
+      if (payload_.capacity() > (4u << 20)) std::string().swap(payload_);
       if (!s.ok()) return CorruptAt(off, h.first_seq, s.message());
       b->header = h;
       b->skip = skip_to_ > h.first_seq

@@ -194,7 +194,7 @@ Status LogWriter::Failed() {
   return failed_;
 }
 
-Status LogWriter::Append(std::string_view event) {
+Status LogWriter::StartEvent() {
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
   if (txn_events_ == 0) {
     txn_first_seq_ = next_seq_;
@@ -205,12 +205,42 @@ Status LogWriter::Append(std::string_view event) {
   if (frame_raw_.size() >= opts_.frame_bytes)
     CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
   if (frame_events_ == 0) frame_first_seq_ = next_seq_;
-  frame_raw_.append(event);
-  frame_raw_.push_back('\n');
   ++frame_events_;
   ++txn_events_;
   ++next_seq_;
   return Status::OK();
+}
+
+Status LogWriter::Append(std::string_view event) {
+  CDC_RETURN_IF_ERROR(StartEvent());
+  frame_raw_.append(event);
+  frame_raw_.push_back('\n');
+  return Status::OK();
+}
+
+Status LogWriter::AppendTaking(std::string* event) {
+  // Only a buffer with room for the newline can become the frame as it is.
+  if (event->size() < opts_.frame_bytes || event->capacity() == event->size()) {
+    return Append(*event);
+  }
+  // Whatever was gathered goes first (it is not the transaction's last
+  // event), so the large one starts a frame of its own.
+  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (frame_events_ > 0)
+    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  CDC_RETURN_IF_ERROR(StartEvent());
+  frame_raw_.swap(*event);
+  frame_raw_.push_back('\n');
+  return Status::OK();
+}
+
+Status LogWriter::EventFollows() {
+  if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
+  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  CDC_RETURN_IF_ERROR(PushBatch());
+  WaitIdle();
+  return Failed();
 }
 
 Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
@@ -438,6 +468,12 @@ Status LogWriter::Place(const Job& job) {
     seg_last_lsn_ = f.header.commit_lsn;
     seg_last_time_ = f.header.commit_time;
   }
+  if (job.encoded.size() >= opts_.write_buffer_bytes) {
+    // A large frame is written from where it was compressed, not copied
+    // into the buffer (which would then keep its size).
+    CDC_RETURN_IF_ERROR(Flush());
+    return WriteOut(job.encoded);
+  }
   out_.append(job.encoded);
   if (out_.size() >= opts_.write_buffer_bytes) return Flush();
   return Status::OK();
@@ -445,18 +481,23 @@ Status LogWriter::Place(const Job& job) {
 
 Status LogWriter::Flush() {
   if (out_.empty()) return Status::OK();
-  Status s = PwriteAll(fd_.fd(), out_.data(), out_.size(), file_size_, path_);
+  CDC_RETURN_IF_ERROR(WriteOut(out_));
+  out_.clear();
+  return Status::OK();
+}
+
+Status LogWriter::WriteOut(std::string_view bytes) {
+  Status s = PwriteAll(fd_.fd(), bytes.data(), bytes.size(), file_size_, path_);
   if (!s.ok()) {
     // Cut whatever part of the write landed, so no reader sees a torn frame
     // after a full disk; the writer is unusable afterwards either way.
     (void)!::ftruncate(fd_.fd(), static_cast<off_t>(file_size_));
     return s;
   }
-  sha_.Update(out_);
-  stats_.bytes_written.fetch_add(out_.size(), std::memory_order_relaxed);
-  file_size_ += out_.size();
-  unsynced_bytes_ += out_.size();
-  out_.clear();
+  sha_.Update(bytes);
+  stats_.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+  file_size_ += bytes.size();
+  unsynced_bytes_ += bytes.size();
   return Status::OK();
 }
 

@@ -80,6 +80,15 @@ class LogWriter {
   // Appends one event (a JSON object in stored form, no newline) to the open
   // transaction, starting one if none is open.
   Status Append(std::string_view event);
+  // As Append, but a large event (a frame's worth or more) is moved out of
+  // `*event` into a frame of its own instead of copied, so that it is never
+  // held twice. `*event` is left valid but unspecified.
+  Status AppendTaking(std::string* event);
+  // Tells the writer that another event of the open transaction follows:
+  // a frame of kLargeFrameBytes or more being gathered is then compressed
+  // and written now, and the call waits for that, so that a large event is
+  // not held in memory beside the next one. Cheap otherwise.
+  Status EventFollows();
   // Ends the open transaction (or records a position when none is open)
   // with its commit LSN, time (µs since epoch) and source xid. xid 0 with
   // events is a lone logical message, whose LSN is an exclusive position
@@ -149,6 +158,8 @@ class LogWriter {
   LogWriter(std::string dir, const WriterOptions& opts);
   Status Recover();
   Status HashPrefix();
+  // Bookkeeping of an event about to join the frame being gathered.
+  Status StartEvent();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
   Status Push(Job job);
   Status PushBatch();
@@ -164,6 +175,8 @@ class LogWriter {
   Status DoSync(const Job& job, int* sync_fd);
   Status TimedSync(int fd);
   Status Flush();
+  // Writes `bytes` at the end of the segment (the buffer must be empty).
+  Status WriteOut(std::string_view bytes);
   Status Seal(uint64_t next_seq);
 
   std::string dir_;
