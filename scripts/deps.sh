@@ -9,7 +9,7 @@ PACKAGES=(
   libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
   libssl-dev libhiredis-dev catch2 libxxhash-dev
   postgresql-15 postgresql-client-15 redis-server
-  python3 procps
+  python3 procps time
 )
 
 missing=()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# One 2,000,000-row transaction streams to the log frame by frame: capture's
-# peak RSS stays under 150 MB, and every row arrives, in one transaction.
+# Memory stays bounded: one 2,000,000-row transaction streams to the log
+# frame by frame (capture's peak RSS under 150 MB, every row in one
+# transaction), and a large value costs capture and cdc-tail at most three
+# times its size plus a constant (cdc-capture(1), cdc-tail(1)): a 50 MB
+# value, and a transaction of three 20 MB values.
 source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-2000000}
 pg_start "$T"
@@ -22,3 +25,35 @@ lasts=$(cdc-tail --log "$T/log" --table big | grep -c '"last":true' || true)
 peak_mb=$((peak / 1024))
 [ "$peak_mb" -lt 150 ] || fail "peak RSS $peak_mb MB (limit 150)"
 ok "$ROWS-row transaction captured with peak RSS $peak_mb MB"
+
+# Large values. Text of md5 digits compresses about 2:1, so the log's
+# compressed copy of a value counts too.
+CONST_KB=$((32 * 1024))  # what the tools take with no large value
+rss_kb() { awk '/Maximum resident set size/ {print $6}' "$1"; }
+# VALUE_BYTES WHAT SQL: runs the SQL, then capture and cdc-tail of what it
+# wrote under /usr/bin/time -v, and checks both peaks against the bound.
+large() {
+  local bytes=$1 what=$2 sql=$3 from
+  from=$(( $(cdc-log info --log "$T/log" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['last_seq'])") + 1 ))
+  psql_q -c "$sql" >/dev/null
+  /usr/bin/time -v -o "$T/capture.time" cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" -q --exit-when-idle ||
+    fail "capture of $what failed"
+  /usr/bin/time -v -o "$T/tail.time" cdc-tail --log "$T/log" --from "$from" > "$T/large.out" ||
+    fail "cdc-tail of $what failed"
+  python3 - "$T/large.out" "$bytes" <<'PY'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+assert evs and all(len(e["after"]["payload"]) == int(sys.argv[2]) for e in evs), len(evs)
+assert evs[-1].get("last") is True and sum(1 for e in evs if e.get("last")) == 1
+PY
+  local limit=$((3 * bytes / 1024 + CONST_KB)) c t
+  c=$(rss_kb "$T/capture.time"); t=$(rss_kb "$T/tail.time")
+  [ "$c" -le "$limit" ] || fail "$what: capture peak RSS $c kB, over 3x the value + 32 MB ($limit kB)"
+  [ "$t" -le "$limit" ] || fail "$what: cdc-tail peak RSS $t kB, over 3x the value + 32 MB ($limit kB)"
+  ok "$what: peak RSS capture $((c / 1024)) MB, cdc-tail $((t / 1024)) MB (limit $((limit / 1024)) MB)"
+}
+large 51200000 "one 50 MB value" \
+  "INSERT INTO big SELECT -1, string_agg(md5(g::text), '') FROM generate_series(1, 1600000) g"
+large 20000000 "a transaction of three 20 MB values" \
+  "INSERT INTO big SELECT -1 - i, (SELECT string_agg(md5((g + i)::text), '') FROM generate_series(1, 625000) g)
+     FROM generate_series(1, 3) i"

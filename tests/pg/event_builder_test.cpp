@@ -352,5 +352,100 @@ TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
         R"("before":null,"after":{"id":8,"tags":null}})");
 }
 
+// docs (id int4 key, "d/o~c" jsonb, arr jsonb[]), REPLICA IDENTITY FULL
+// when `full`.
+Relation Docs(bool full) {
+  Relation r;
+  r.oid = 16500;
+  r.nspname = "public";
+  r.relname = "docs";
+  r.replica_identity = full ? 'f' : 'd';
+  uint8_t other = full ? 1 : 0;
+  r.columns = {
+      {1, "id", 23, -1}, {other, "d/o~c", 3802, -1}, {other, "arr", 3807, -1}};
+  return r;
+}
+
+TEST_CASE("JSON nulls are named by pointer, apart from SQL NULLs", "[pg]") {
+  Fixture f;
+  f.Start();
+  f.Ok(Docs(false));
+  f.Ok(Insert{0, 16500, {T("1"), T("null"), T(R"({NULL,"null"})")}});
+  CHECK(f.Only() == kHead +
+                        R"(,"op":"c","schema":"public","table":"docs",)"
+                        R"("key":{"id":1},"before":null,)"
+                        R"("after":{"id":1,"d/o~c":null,"arr":[null,null]},)"
+                        R"("json_null":["/after/d~1o~0c","/after/arr/1"]})");
+  // SQL NULLs only: no "json_null" at all, and nothing carried over.
+  f.Ok(Insert{0, 16500, {T("2"), N(), T("{NULL}")}});
+  CHECK(f.Only().find("json_null") == std::string::npos);
+  // Under FULL, key, before and after each say where theirs are.
+  Relation full = Docs(true);
+  f.Ok(full);
+  f.events.clear();  // the identity change
+  f.Ok(Update{0,
+              16500,
+              'O',
+              {T("1"), T("null"), N()},
+              {T("1"), T("{}"), T(R"({"null"})")}});
+  CHECK(f.Only() == kHead + R"(,"op":"u","schema":"public","table":"docs",)"
+                            R"("key":{"id":1,"d/o~c":null,"arr":null},)"
+                            R"("before":{"id":1,"d/o~c":null,"arr":null},)"
+                            R"("after":{"id":1,"d/o~c":{},"arr":[null]},)"
+                            R"("json_null":["/key/d~1o~0c","/before/d~1o~0c",)"
+                            R"("/after/arr/0"]})");
+  f.Ok(Delete{0, 16500, 'O', {T("1"), T("null"), N()}});
+  CHECK(f.Only().find(R"(,"after":null,"json_null":["/key/d~1o~0c",)"
+                      R"("/before/d~1o~0c"]})") != std::string::npos);
+}
+
+TEST_CASE("message content is read in the server's encoding", "[pg]") {
+  Fixture f;
+  ServerText latin1;
+  REQUIRE(latin1.SetEncoding("LATIN1").ok());
+  f.builder.SetServerText(&latin1);
+  f.Start();
+  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 1, "pr\xc3\xa9",
+                      "caf\xe9 \xff"});
+  CHECK(f.Only() == kHead + R"(,"op":"m","prefix":"pré",)"
+                            R"("content":"café ÿ","transactional":true})");
+  // Bytes that are not text of the encoding go as base64.
+  ServerText euc;
+  REQUIRE(euc.SetEncoding("EUC_JP").ok());
+  f.builder.SetServerText(&euc);
+  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 1, "p", "\xff\xff"});
+  CHECK(f.Only().find(R"("content":"//8=","content_encoding":"base64")") !=
+        std::string::npos);
+  ServerText utf8;
+  REQUIRE(utf8.SetEncoding("UTF8").ok());
+  CHECK(utf8.identity());
+  ServerText mule;
+  CHECK(mule.SetEncoding("MULE_INTERNAL").code() == Code::kConfig);
+  CHECK(mule.identity());
+  std::string out;
+  CHECK(latin1.ToUtf8(std::string(1000000, '\xe9'), &out));
+  CHECK(out.size() == 2000000);  // in several pieces
+}
+
+TEST_CASE("generated columns are named in schema changes", "[pg]") {
+  Fixture f;
+  f.builder.SetGeneratedColumns(kItems, {"total"});
+  f.Start();  // the first description: no event, whatever it holds
+  f.Ok(Items());
+  CHECK(f.events.empty());  // not looked up again: as they were
+  f.builder.SetGeneratedColumns(kItems, {"total"});
+  f.Ok(Items());
+  CHECK(f.events.empty());  // looked up, unchanged
+  f.builder.SetGeneratedColumns(kItems, {"total", "tax"});
+  f.Ok(Items());
+  CHECK(f.Only() == kHead + R"(,"op":"s","schema":"shop","table":"items",)"
+                            R"("key":null,"before":null,"after":null,)"
+                            R"("columns":[{"name":"name","type_oid":25,)"
+                            R"("key":false}],"generated":["total","tax"]})");
+  f.builder.SetGeneratedColumns(kItems, {});
+  f.Ok(Items());
+  CHECK(f.Only().find("generated") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace cdc::pg

@@ -182,6 +182,10 @@ TEST_CASE("dates are ISO 8601", "[pg]") {
   CHECK(Render(t::kDate, "0044-03-15 BC") == "\"-0043-03-15\"");
   CHECK(Render(t::kDate, "0001-01-01 BC") == "\"0000-01-01\"");
   CHECK(Render(t::kDate, "10000-01-01") == "\"+10000-01-01\"");
+  // Astronomical years, as cdc-capture(1) says: 1 BC is 0000.
+  CHECK(Render(t::kDate, "0001-12-31 BC") == "\"0000-12-31\"");
+  CHECK(Render(t::kDate, "4713-11-24 BC") == "\"-4712-11-24\"");
+  CHECK(Render(t::kDate, "0001-01-01") == "\"0001-01-01\"");
   CHECK(Fail(t::kDate, "11/29/2026") == "invalid date value \"11/29/2026\"");
   CHECK(Fail(t::kDate, "2026-13-01") == "invalid date value \"2026-13-01\"");
 }
@@ -280,6 +284,81 @@ TEST_CASE("domains and catalog arrays render by their base type", "[pg]") {
   std::string out;
   CHECK(AppendTextValue(50000, "x", &catalog, &out).message() ==
         "invalid int4 value \"x\"");
+}
+
+// Renders with JsonNulls; "<...>" marks what was appended.
+std::string RenderNulls(Oid oid, std::string_view text, JsonNulls* nulls,
+                        const TypeCatalog* catalog = nullptr) {
+  std::string out = "<";
+  Status s = AppendTextValue(oid, text, catalog, &out, nulls);
+  INFO(text << ": " << s.ToString());
+  REQUIRE(s.ok());
+  return out.substr(1);
+}
+
+TEST_CASE("a json/jsonb JSON null is told apart from SQL NULL", "[pg]") {
+  JsonNulls n;
+  CHECK(RenderNulls(t::kJsonb, "null", &n) == "null");
+  CHECK((n.whole && n.elements.empty()));
+  CHECK(RenderNulls(t::kJson, " null ", &n) == "null");
+  CHECK(n.whole);
+  // Not the literal null itself: nothing to tell apart.
+  for (std::string_view v : {"\"null\"", "[null]", "{\"a\": null}", "0"}) {
+    RenderNulls(t::kJsonb, v, &n);
+    CHECK_FALSE(n.any());
+  }
+  // Arrays (array_out quotes an element that reads as NULL): indexes of
+  // the elements that are JSON null, not of SQL NULLs.
+  CHECK(RenderNulls(3807, R"({NULL,"null","\"null\"","null"})", &n) ==
+        "[null,null,\"null\",null]");
+  CHECK_FALSE(n.whole);
+  CHECK(n.elements == std::vector<uint32_t>{1, 3});
+  CHECK(RenderNulls(199, R"({"null"})", &n) == "[null]");
+  CHECK(n.elements == std::vector<uint32_t>{0});
+  RenderNulls(199, "{null}", &n);  // unquoted: SQL NULL
+  CHECK_FALSE(n.any());
+  // Through domains too; and a value of another type never is one.
+  TypeCatalog catalog;
+  catalog.domain_base[50000] = t::kJsonb;
+  catalog.array_element[60000] = 50000;
+  RenderNulls(50000, "null", &n, &catalog);
+  CHECK(n.whole);
+  RenderNulls(60000, R"({"null",1})", &n, &catalog);
+  CHECK(n.elements == std::vector<uint32_t>{0});
+  RenderNulls(t::kText, "null", &n);
+  CHECK_FALSE(n.any());
+  // A failed value reports nothing.
+  std::string out;
+  CHECK_FALSE(AppendTextValue(3807, "{null,\"x", nullptr, &out, &n).ok());
+  CHECK_FALSE(n.any());
+}
+
+TEST_CASE("a large bytea is converted piece by piece", "[pg]") {
+  std::string bytes, hex = "\\x";
+  for (int i = 0; i < 100000; ++i) {
+    bytes.push_back(static_cast<char>(i * 7));
+    static constexpr char kHex[] = "0123456789abcdef";
+    hex.push_back(kHex[(i * 7 >> 4) & 15]);
+    hex.push_back(kHex[i * 7 & 15]);
+  }
+  std::string want;
+  AppendBinaryValue(bytes, &want);
+  CHECK(Render(t::kBytea, hex) == want);
+  // A bad digit past the first piece leaves nothing behind.
+  std::string bad = hex;
+  bad[bad.size() - 3] = 'g';
+  CHECK(Fail(t::kBytea, bad).rfind("invalid bytea value", 0) == 0);
+  CHECK(Fail(t::kBytea, "\\x0") == "invalid bytea value \"\\x0\"");
+}
+
+TEST_CASE("built-in types are found by their catalog name", "[pg]") {
+  CHECK(BuiltinTypeOid("int4") == t::kInt4);
+  CHECK(BuiltinTypeOid("_int4") == 1007);
+  CHECK(BuiltinTypeOid("jsonb") == t::kJsonb);
+  CHECK(BuiltinTypeOid("_timestamptz") == 1185);
+  CHECK(BuiltinTypeOid("hstore") == 0);
+  CHECK(BuiltinTypeOid("_") == 0);
+  CHECK(BuiltinTypeOid("") == 0);
 }
 
 }  // namespace

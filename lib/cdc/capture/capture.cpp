@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <thread>
+#include <unordered_set>
 
 #include "cdc/base/coding.h"
 #include "cdc/base/time.h"
@@ -59,16 +60,20 @@ void Warn(const std::string& msg) {
 class Capture {
  public:
   explicit Capture(const Options& o)
-      : o_(o), builder_(&catalog_), types_(o.dsn) {}
+      : o_(o), builder_(&catalog_), types_(o.dsn) {
+    builder_.SetServerText(&server_text_);
+  }
 
   Status Run();
 
  private:
   Status Session(pg::Connection& conn);  // one connection's worth
   Status Handle(pg::Connection& conn, std::string_view msg);
-  Status HandleXLogData(std::string_view msg);
+  Status HandleXLogData(pg::Connection& conn, std::string_view msg);
+  void NoteType(const pg::Type& t);
+  void NoteGeneratedColumns(pg::Oid rel_oid);
   Status HandleKeepalive(pg::Connection& conn, std::string_view msg);
-  Status Append(const pg::EventLines& events);
+  Status Append(pg::EventLines& events);
   Status CommitTxn(Lsn lsn, int64_t time, uint64_t xid, uint64_t events);
   // `pausing`: the reader is about to sleep on an empty socket.
   Status Timers(pg::Connection& conn, int64_t now, bool pausing = false);
@@ -89,6 +94,9 @@ class Capture {
   pg::TypeCatalog catalog_;
   pg::EventBuilder builder_;
   TypeLookup types_;
+  pg::ServerText server_text_;
+  std::unordered_set<pg::Oid> warned_types_;  // each type warned of once
+  bool generated_failed_ = false;  // looking up generated columns failed
   cli::Notifier notify_;
   Metrics m_;
   pg::EventLines events_;
@@ -118,10 +126,11 @@ class Capture {
   int64_t dry_since_ = 0;     // when reading last found nothing
 };
 
-Status Capture::Append(const pg::EventLines& events) {
-  for (const auto& e : events) {
-    CDC_RETURN_IF_ERROR(w_->Append(e));
-    m_.bytes += e.size();
+Status Capture::Append(pg::EventLines& events) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    m_.bytes += events[i].size();
+    // A large line moves into the writer instead of being copied.
+    CDC_RETURN_IF_ERROR(w_->AppendTaking(events.mutable_line(i)));
   }
   txn_events_ += events.size();
   return Status::OK();
@@ -141,12 +150,49 @@ Status Capture::CommitTxn(Lsn lsn, int64_t time, uint64_t xid,
   return Status::OK();
 }
 
-Status Capture::HandleXLogData(std::string_view msg) {
+void Capture::NoteType(const pg::Type& t) {
+  // PostgreSQL names a domain by its base type as it was at the change
+  // (pg_catalog as ""): a domain over a built-in type renders as that type
+  // even when it was dropped before we got here.
+  const pg::Oid base = t.nspname.empty() ? pg::BuiltinTypeOid(t.name) : 0;
+  if (base != 0 && base != t.oid) {
+    catalog_.domain_base[t.oid] = base;
+    return;
+  }
+  Status s = types_.Lookup(t.oid, &catalog_);
+  if (!s.ok() && warned_types_.insert(t.oid).second)
+    Warn("cannot look up type " + t.nspname + "." + t.name +
+         " (its values render as strings): " + s.message());
+}
+
+void Capture::NoteGeneratedColumns(pg::Oid rel_oid) {
+  if (generated_failed_) return;
+  auto names = types_.GeneratedColumns(rel_oid);
+  if (names.ok()) {
+    builder_.SetGeneratedColumns(rel_oid, std::move(names).value());
+    return;
+  }
+  generated_failed_ = true;
+  Warn(
+      "cannot look up generated columns (schema change events will not "
+      "name them): " +
+      names.status().message());
+}
+
+Status Capture::HandleXLogData(pg::Connection& conn, std::string_view msg) {
   if (msg.size() < 25) return Status::BadInput("short XLogData message");
   const Lsn start = BE64(msg.data() + 1);
   received_ = std::max(received_, start);
   std::string_view payload = msg.substr(25);
+  // A row change always yields an event: a large one the writer holds is
+  // not the transaction's last, and can go before this one is decoded.
+  if (in_txn_ && !skip_txn_ && !payload.empty() &&
+      (payload[0] == 'I' || payload[0] == 'U' || payload[0] == 'D'))
+    CDC_RETURN_IF_ERROR(w_->EventFollows());
   CDC_ASSIGN_OR_RETURN(pg::Message m, pg::DecodeMessage(payload, start, false));
+  // Decoding copied what it needs: a large message is not held twice while
+  // it is rendered.
+  conn.ReleaseCopy();
   events_.clear();
   if (auto* b = std::get_if<pg::Begin>(&m)) {
     in_txn_ = true;
@@ -164,12 +210,8 @@ Status Capture::HandleXLogData(std::string_view msg) {
     }
     return CommitTxn(c->commit_lsn, c->commit_time, txn_xid_, txn_events_);
   }
-  if (auto* t = std::get_if<pg::Type>(&m)) {
-    Status s = types_.Lookup(t->oid, &catalog_);
-    if (!s.ok())
-      Warn("cannot look up type " + t->nspname + "." + t->name +
-           " (its values render as text): " + s.message());
-  }
+  if (auto* t = std::get_if<pg::Type>(&m)) NoteType(*t);
+  if (auto* r = std::get_if<pg::Relation>(&m)) NoteGeneratedColumns(r->oid);
   auto* lm = std::get_if<pg::LogicalMessage>(&m);
   const bool lone_message = lm != nullptr && !in_txn_;
   CDC_RETURN_IF_ERROR(builder_.Apply(m, &events_));
@@ -222,7 +264,7 @@ Status Capture::Handle(pg::Connection& conn, std::string_view msg) {
   if (msg.empty()) return Status::BadInput("empty replication message");
   switch (msg[0]) {
     case 'w':
-      return HandleXLogData(msg);
+      return HandleXLogData(conn, msg);
     case 'k':
       return HandleKeepalive(conn, msg);
     default:
@@ -314,6 +356,10 @@ Status Capture::Session(pg::Connection& conn) {
   CDC_ASSIGN_OR_RETURN(SlotState slot, PrepareSource(conn, o_, *w_));
   CDC_RETURN_IF_ERROR(LoadTypeCatalog(conn, &catalog_));
   resume_ = w_->position();
+  if (server_text_.encoding() != conn.ServerEncoding()) {
+    Status e = server_text_.SetEncoding(conn.ServerEncoding());
+    if (!e.ok()) Warn(e.message() + "; message content is not converted");
+  }
   idle_target_ = slot.server_lsn;
   // PostgreSQL skips commits below the start position as if acknowledged.
   const Lsn start = resume_.FlushLsn();

@@ -186,7 +186,9 @@ Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
     conn_.reset();  // reconnect next time
     return r.status();
   }
-  if (r->rows() == 0) return Status::OK();
+  if (r->rows() == 0)
+    return Status::NotFound("type OID " + std::to_string(oid) +
+                            " no longer exists");
   uint32_t next = 0;
   if (r->get(0, 0) == "d") {
     CDC_ASSIGN_OR_RETURN(next,
@@ -199,6 +201,24 @@ Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
   // A domain over a new array or domain type, or an array of a new domain.
   if (next >= 16384 && next != oid) return Lookup(next, catalog);
   return Status::OK();
+}
+
+Result<std::vector<std::string>> TypeLookup::GeneratedColumns(
+    uint32_t rel_oid) {
+  if (!conn_) {
+    CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(dsn_, false));
+  }
+  auto r = conn_->ExecParams(
+      "SELECT attname FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 "
+      "AND NOT attisdropped AND attgenerated <> '' ORDER BY attnum",
+      {std::to_string(rel_oid)});
+  if (!r.ok()) {
+    conn_.reset();  // reconnect next time
+    return r.status();
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < r->rows(); ++i) names.push_back(r->get(i, 0));
+  return names;
 }
 
 }  // namespace cdc::capture

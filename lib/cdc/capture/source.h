@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cdc/base/lsn.h"
 #include "cdc/base/status.h"
@@ -31,12 +32,17 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& opts,
 // Loads domains' base types and arrays of non-built-in element types.
 Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog);
 
-// Looks one type up (a Type message named a type created after we
-// connected) on a plain connection opened on first use.
+// Catalog lookups while streaming, on a plain connection opened on first
+// use: they see the catalog as it is now, not as it was at the change.
 class TypeLookup {
  public:
   explicit TypeLookup(std::string dsn) : dsn_(std::move(dsn)) {}
+  // Looks one type up (a Type message named a type created after we
+  // connected). NotFound if it no longer exists (dropped since).
   Status Lookup(uint32_t oid, pg::TypeCatalog* catalog);
+  // The stored generated columns of a table, in column order (none if it
+  // no longer exists).
+  Result<std::vector<std::string>> GeneratedColumns(uint32_t rel_oid);
 
  private:
   std::string dsn_;

@@ -339,4 +339,9 @@ void Connection::EndCopy() {
 
 int Connection::socket() const { return PQsocket(conn_); }
 
+std::string Connection::ServerEncoding() const {
+  const char* e = PQparameterStatus(conn_, "server_encoding");
+  return e != nullptr ? e : "";
+}
+
 }  // namespace cdc::pg

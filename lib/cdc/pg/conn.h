@@ -94,11 +94,16 @@ class Connection {
   // 0 when none is available without blocking, or -1 when the server ended
   // the stream.
   Result<int> ReadCopy(std::string_view* msg);
+  // Frees the message ReadCopy returned last (before the next ReadCopy,
+  // which would do it): a large one need not outlive its decoding.
+  void ReleaseCopy() { FreeCopy(); }
   // Standby status update: write/flush/apply positions, reply request.
   Status SendStatus(Lsn write, Lsn flush, bool reply_requested);
   // Sends CopyDone (ends the stream politely before closing).
   void EndCopy();
   int socket() const;
+  // The database's encoding, as the server reported it ("UTF8", "LATIN1").
+  std::string ServerEncoding() const;
   // The last error of the connection as one line.
   std::string ErrorMessage() const;
 

@@ -42,6 +42,46 @@ void AppendHeadFields(std::string_view head, char op, std::string* line) {
   line->push_back('"');
 }
 
+// A JSON Pointer reference token (RFC 6901): '~' and '/' escaped.
+void AppendPointerToken(std::string_view name, std::string* out) {
+  for (char c : name) {
+    if (c == '~') {
+      out->append("~0");
+    } else if (c == '/') {
+      out->append("~1");
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+// Adds a pointer (a valid UTF-8 name: checked with its Relation) to a
+// comma-separated list of JSON strings.
+void AppendPointer(std::string_view pointer, std::string* list) {
+  if (!list->empty()) list->push_back(',');
+  (void)AppendJsonString(pointer, list);
+}
+
+// Makes room in `line` for the rows of a change as they were sent (their
+// names and text), so that rendering a large value does not grow the line
+// by doubling: that copies it, and holds it twice meanwhile. `key` is the
+// tuple the key comes from, `before` the old row ('O') or null.
+void ReserveFor(const Relation& rel, const TupleData& key,
+                const TupleData* before, const TupleData* after,
+                std::string* line) {
+  size_t n = line->size() + 256;
+  for (size_t i = 0; i < rel.columns.size(); ++i) {
+    const size_t name = rel.columns[i].name.size() + 8;
+    if (rel.columns[i].is_key() && i < key.size())
+      n += name + key[i].value.size();
+    if (before != nullptr && i < before->size())
+      n += name + (*before)[i].value.size();
+    if (after != nullptr && i < after->size())
+      n += name + (*after)[i].value.size();
+  }
+  line->reserve(n);
+}
+
 bool SameShape(const Relation& a, const Relation& b) {
   return a.nspname == b.nspname && a.relname == b.relname &&
          a.columns == b.columns;
@@ -157,14 +197,23 @@ void EventBuilder::AppendHead(char op, const CachedRelation* rel,
 
 Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
                                   const TupleColumn& col,
-                                  std::string* out) const {
+                                  std::string_view section, std::string* out) {
   switch (col.kind) {
     case TupleColumn::Kind::kText: {
-      Status s =
-          AppendTextValue(rel.columns[i].type_oid, col.value, catalog_, out);
+      Status s = AppendTextValue(rel.columns[i].type_oid, col.value, catalog_,
+                                 out, &value_nulls_);
       if (!s.ok()) {
         return s.Annotate("column \"" + rel.columns[i].name + "\" of " +
                           QualifiedName(rel));
+      }
+      if (value_nulls_.any()) {
+        std::string pointer = "/";
+        pointer.append(section);
+        pointer.push_back('/');
+        AppendPointerToken(rel.columns[i].name, &pointer);
+        if (value_nulls_.whole) AppendPointer(pointer, &json_null_);
+        for (uint32_t e : value_nulls_.elements)
+          AppendPointer(pointer + "/" + std::to_string(e), &json_null_);
       }
       return s;
     }
@@ -180,7 +229,8 @@ Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
 }
 
 Status EventBuilder::AppendRow(const Relation& rel, const TupleData& tuple,
-                               bool keys_only, std::string* out) const {
+                               bool keys_only, std::string_view section,
+                               std::string* out) {
   out->push_back('{');
   bool first = true;
   for (size_t i = 0; i < tuple.size(); ++i) {
@@ -190,16 +240,16 @@ Status EventBuilder::AppendRow(const Relation& rel, const TupleData& tuple,
     first = false;
     (void)AppendJsonString(rel.columns[i].name, out);
     out->push_back(':');
-    CDC_RETURN_IF_ERROR(AppendColumn(rel, i, tuple[i], out));
+    CDC_RETURN_IF_ERROR(AppendColumn(rel, i, tuple[i], section, out));
   }
   out->push_back('}');
   return Status::OK();
 }
 
 Status EventBuilder::AppendKey(const Relation& rel, const TupleData& tuple,
-                               std::string* out) const {
+                               std::string* out) {
   for (const RelationColumn& c : rel.columns) {
-    if (c.is_key()) return AppendRow(rel, tuple, true, out);
+    if (c.is_key()) return AppendRow(rel, tuple, true, "key", out);
   }
   out->append("null");
   return Status::OK();
@@ -208,7 +258,7 @@ Status EventBuilder::AppendKey(const Relation& rel, const TupleData& tuple,
 Status EventBuilder::AppendNewRow(const Relation& rel, const TupleData& tuple,
                                   char old_kind, const TupleData& old,
                                   std::string* out,
-                                  std::vector<size_t>* unchanged) const {
+                                  std::vector<size_t>* unchanged) {
   out->push_back('{');
   bool first = true;
   for (size_t i = 0; i < tuple.size(); ++i) {
@@ -231,7 +281,7 @@ Status EventBuilder::AppendNewRow(const Relation& rel, const TupleData& tuple,
     first = false;
     (void)AppendJsonString(rel.columns[i].name, out);
     out->push_back(':');
-    CDC_RETURN_IF_ERROR(AppendColumn(rel, i, *col, out));
+    CDC_RETURN_IF_ERROR(AppendColumn(rel, i, *col, "after", out));
   }
   out->push_back('}');
   return Status::OK();
@@ -261,18 +311,29 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     CDC_RETURN_IF_ERROR(AppendName(c.name, &scratch));
   }
   auto it = relations_.find(rel.oid);
+  std::vector<std::string> generated;
+  auto g = generated_.find(rel.oid);
+  if (g != generated_.end()) {
+    for (const std::string& name : g->second)
+      CDC_RETURN_IF_ERROR(AppendName(name, &scratch));
+    generated = std::move(g->second);
+    generated_.erase(g);
+  } else if (it != relations_.end()) {
+    generated = it->second.generated;  // not looked up this time: as it was
+  }
   if (it == relations_.end()) {
-    relations_.emplace(rel.oid, CachedRelation{rel, std::move(names)});
+    relations_.emplace(
+        rel.oid, CachedRelation{rel, std::move(names), std::move(generated)});
     return Status::OK();
   }
   // PostgreSQL resends Relation messages with nothing changed (after a
   // reconnect, after cache invalidations such as autoanalyze's).
-  if (SameShape(it->second.rel, rel)) {
+  if (SameShape(it->second.rel, rel) && it->second.generated == generated) {
     it->second.rel.replica_identity = rel.replica_identity;
     return Status::OK();
   }
   CDC_RETURN_IF_ERROR(NeedTransaction("Relation"));
-  it->second = CachedRelation{rel, std::move(names)};
+  it->second = CachedRelation{rel, std::move(names), std::move(generated)};
   std::string& line = *events->Add();
   AppendHead('s', &it->second, &line);
   line.append(",\"key\":null,\"before\":null,\"after\":null,\"columns\":[");
@@ -285,20 +346,37 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     line.append(std::to_string(c.type_oid));
     line.append(c.is_key() ? ",\"key\":true}" : ",\"key\":false}");
   }
-  line.append("]}");
+  line.push_back(']');
+  const std::vector<std::string>& gen = it->second.generated;
+  if (!gen.empty()) {
+    line.append(",\"generated\":[");
+    for (size_t i = 0; i < gen.size(); ++i) {
+      if (i > 0) line.push_back(',');
+      (void)AppendJsonString(gen[i], &line);
+    }
+    line.push_back(']');
+  }
+  line.push_back('}');
   return Status::OK();
 }
 
 Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
-                                  const TupleData& old,
-                                  std::string* out) const {
+                                  const TupleData& old, std::string* out) {
   out->append(",\"before\":");
   // Only a full old row ('O', REPLICA IDENTITY FULL) is a "before".
   if (old_kind != 'O') {
     out->append("null");
     return Status::OK();
   }
-  return AppendRow(rel, old, false, out);
+  return AppendRow(rel, old, false, "before", out);
+}
+
+void EventBuilder::AppendJsonNulls(std::string* out) {
+  if (json_null_.empty()) return;
+  out->append(",\"json_null\":[");
+  out->append(json_null_);
+  out->push_back(']');
+  json_null_.clear();
 }
 
 Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
@@ -306,7 +384,9 @@ Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
       const CachedRelation* cached,
       RelationFor(m.relation_oid, "Insert", &m.new_tuple, nullptr));
   const Relation* rel = &cached->rel;
+  json_null_.clear();
   std::string& line = *events->Add();
+  ReserveFor(*rel, m.new_tuple, nullptr, &m.new_tuple, &line);
   AppendHead('c', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.new_tuple, &line));
@@ -315,6 +395,7 @@ Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
   CDC_RETURN_IF_ERROR(
       AppendNewRow(*rel, m.new_tuple, 0, m.new_tuple, &line, &unchanged));
   AppendUnchanged(*rel, unchanged, &line);
+  AppendJsonNulls(&line);
   line.push_back('}');
   return Status::OK();
 }
@@ -325,7 +406,10 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
       const CachedRelation* cached,
       RelationFor(m.relation_oid, "Update", &m.new_tuple, old));
   const Relation* rel = &cached->rel;
+  json_null_.clear();
   std::string& line = *events->Add();
+  ReserveFor(*rel, old ? *old : m.new_tuple,
+             m.old_kind == 'O' ? &m.old_tuple : nullptr, &m.new_tuple, &line);
   AppendHead('u', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, old ? *old : m.new_tuple, &line));
@@ -336,6 +420,7 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
                                    old ? *old : m.new_tuple, &line,
                                    &unchanged));
   AppendUnchanged(*rel, unchanged, &line);
+  AppendJsonNulls(&line);
   line.push_back('}');
   return Status::OK();
 }
@@ -345,12 +430,17 @@ Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
       const CachedRelation* cached,
       RelationFor(m.relation_oid, "Delete", &m.old_tuple, nullptr));
   const Relation* rel = &cached->rel;
+  json_null_.clear();
   std::string& line = *events->Add();
+  ReserveFor(*rel, m.old_tuple, m.old_kind == 'O' ? &m.old_tuple : nullptr,
+             nullptr, &line);
   AppendHead('d', cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.old_tuple, &line));
   CDC_RETURN_IF_ERROR(AppendBefore(*rel, m.old_kind, m.old_tuple, &line));
-  line.append(",\"after\":null}");
+  line.append(",\"after\":null");
+  AppendJsonNulls(&line);
+  line.push_back('}');
   return Status::OK();
 }
 
@@ -387,7 +477,17 @@ Status EventBuilder::ApplyMessage(const LogicalMessage& m, EventLines* events) {
         "UTF-8");
   }
   line.append(",\"content\":");
-  if (!AppendJsonString(m.content, &line)) {
+  // The content is the bytes the message was given, in the server's
+  // encoding (pgoutput converts only the prefix).
+  bool text = false;
+  if (server_text_ == nullptr || server_text_->identity()) {
+    text = AppendJsonString(m.content, &line);
+  } else {
+    std::string utf8;
+    text =
+        server_text_->ToUtf8(m.content, &utf8) && AppendJsonString(utf8, &line);
+  }
+  if (!text) {
     line.push_back('"');
     AppendBase64(m.content, &line);
     line.append("\",\"content_encoding\":\"base64\"");

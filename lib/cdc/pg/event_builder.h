@@ -17,16 +17,25 @@
 //      null, "after":null
 //   t  one event per relation: "key","before","after" null and
 //      "options":{"cascade":bool,"restart_identity":bool}
-//   m  "prefix", "content" (a JSON string when valid UTF-8, else base64 with
-//      "content_encoding":"base64"), "transactional"
+//   m  "prefix", "content" (a JSON string when it is text of the server
+//      encoding, converted to UTF-8 as row values are; else its bytes in
+//      base64 with "content_encoding":"base64"), "transactional"
 //   s  a Relation message that changes a cached relation (its schema or
 //      table name, or its columns' names, type OIDs, type modifiers such as
 //      a varchar length, or key flags):
 //      "key","before","after" null and
-//      "columns":[{"name":..,"type_oid":..,"key":bool},...]. The first
-//      Relation for an OID and identical repeats yield nothing.
+//      "columns":[{"name":..,"type_oid":..,"key":bool},...], then
+//      "generated":[names...] when the relation has stored generated
+//      columns (see SetGeneratedColumns). The first Relation for an OID and
+//      identical repeats yield nothing.
 // In a 'K' old tuple, a column that is not part of the key comes as 'n'
 // ("not sent", not NULL) and is left out.
+//
+// A json/jsonb value that is the JSON literal null renders as `null`, as
+// SQL NULL does. Events of op c, u and d that hold such values end with
+// "json_null":[...], the JSON Pointers (RFC 6901) of those nulls, e.g.
+// "/after/doc" or "/before/docs/2" (an element of a json[] column); every
+// other null is SQL NULL.
 //
 // "lsn" is the transaction's commit LSN (Begin's final LSN) and "ts" its
 // commit time. A non-transactional logical message has no transaction: its
@@ -52,6 +61,7 @@
 
 #include "cdc/base/lsn.h"
 #include "cdc/base/status.h"
+#include "cdc/pg/encoding.h"
 #include "cdc/pg/pgoutput.h"
 #include "cdc/pg/types.h"
 
@@ -64,6 +74,8 @@ class EventLines {
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   const std::string& operator[](size_t i) const { return lines_[i]; }
+  // For taking a line's contents (see LogWriter::AppendTaking).
+  std::string* mutable_line(size_t i) { return &lines_[i]; }
   const std::string* begin() const { return lines_.data(); }
   const std::string* end() const { return lines_.data() + n_; }
   void clear() { n_ = 0; }
@@ -104,6 +116,18 @@ class EventBuilder {
   // The cached Relation for `oid`, or null. Valid until the next Apply.
   const Relation* FindRelation(Oid oid) const;
 
+  // How to read message content (default: as UTF-8). `text` (may be null)
+  // must outlive the builder.
+  void SetServerText(ServerText* text) { server_text_ = text; }
+
+  // The stored generated columns of relation `oid` (PostgreSQL 15 does not
+  // send them), as the caller found them in the catalog, for the next
+  // Relation message of `oid`: they are named in its op s event, and a
+  // change to them alone is a change of the relation.
+  void SetGeneratedColumns(Oid oid, std::vector<std::string> names) {
+    generated_[oid] = std::move(names);
+  }
+
  private:
   Status ApplyRelation(const Relation& rel, EventLines* events);
   Status ApplyInsert(const Insert& m, EventLines* events);
@@ -117,6 +141,7 @@ class EventBuilder {
   struct CachedRelation {
     Relation rel;
     std::string names_json;
+    std::vector<std::string> generated;
   };
 
   // The relation a change refers to, checking the tuples' column counts.
@@ -128,34 +153,43 @@ class EventBuilder {
   // ,"schema":..,"table":..
   void AppendHead(char op, const CachedRelation* rel, std::string* line) const;
   // Appends {"col":value,...} of the columns of `tuple` that have something
-  // to show; with `keys_only`, only the replica-identity columns.
+  // to show; with `keys_only`, only the replica-identity columns. `section`
+  // ("key", "before", "after") names the object in "json_null" pointers.
   Status AppendRow(const Relation& rel, const TupleData& tuple, bool keys_only,
-                   std::string* out) const;
+                   std::string_view section, std::string* out);
   // Appends ,"before": and the old row when `old_kind` is 'O', else null.
   Status AppendBefore(const Relation& rel, char old_kind, const TupleData& old,
-                      std::string* out) const;
+                      std::string* out);
   // Appends the key object, or null if the relation has no key column.
   Status AppendKey(const Relation& rel, const TupleData& tuple,
-                   std::string* out) const;
+                   std::string* out);
   // Appends the new row as "after": an unchanged TOASTed column is taken
   // from `old` when `old_kind` allows, else its index goes to `unchanged`.
   Status AppendNewRow(const Relation& rel, const TupleData& tuple,
                       char old_kind, const TupleData& old, std::string* out,
-                      std::vector<size_t>* unchanged) const;
+                      std::vector<size_t>* unchanged);
   static void AppendUnchanged(const Relation& rel,
                               const std::vector<size_t>& unchanged,
                               std::string* out);
   Status AppendColumn(const Relation& rel, size_t i, const TupleColumn& col,
-                      std::string* out) const;
+                      std::string_view section, std::string* out);
+  // Appends ,"json_null":[...] when the event's rows held JSON nulls, and
+  // forgets them.
+  void AppendJsonNulls(std::string* out);
 
   const TypeCatalog* catalog_;
+  ServerText* server_text_ = nullptr;
   std::function<int64_t()> clock_;
+  std::unordered_map<Oid, std::vector<std::string>> generated_;
   std::unordered_map<Oid, CachedRelation> relations_;
 
   bool in_txn_ = false;
   Xid xid_ = 0;
   // The open transaction's {"lsn":..,"xid":..,"ts":..,"op":" rendered once.
   std::string head_;
+  // The current event's "json_null" pointers, as JSON strings joined by ','.
+  std::string json_null_;
+  JsonNulls value_nulls_;  // scratch for one value
 };
 
 }  // namespace cdc::pg

@@ -15,19 +15,9 @@ namespace t = type_oid;
 
 // ---- bytea ---------------------------------------------------------------
 
-// PostgreSQL's bytea output: hex ("\x0a0b") or the older escape form
-// (printable bytes as they are, "\\" and "\ooo" octal escapes).
-bool DecodeBytea(std::string_view s, std::string* bytes) {
-  if (s.size() >= 2 && s[0] == '\\' && s[1] == 'x') {
-    if (s.size() % 2 != 0) return false;
-    bytes->reserve((s.size() - 2) / 2);
-    for (size_t i = 2; i < s.size(); i += 2) {
-      int hi = HexValue(s[i]), lo = HexValue(s[i + 1]);
-      if (hi < 0 || lo < 0) return false;
-      bytes->push_back(static_cast<char>(hi * 16 + lo));
-    }
-    return true;
-  }
+// PostgreSQL's older bytea output, the escape form: printable bytes as
+// they are, "\\" and "\ooo" octal escapes.
+bool DecodeEscapedBytea(std::string_view s, std::string* bytes) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '\\') {
       bytes->push_back(s[i]);
@@ -46,6 +36,39 @@ bool DecodeBytea(std::string_view s, std::string* bytes) {
       i += 3;
     }
   }
+  return true;
+}
+
+// Appends a bytea's base64 JSON string. The hex form ("\x0a0b", what
+// capture's sessions send) is converted piece by piece, so a large value is
+// never held decoded as a whole beside its text and its rendering.
+bool AppendBytea(std::string_view s, std::string* out) {
+  if (s.size() < 2 || s[0] != '\\' || s[1] != 'x') {
+    std::string bytes;
+    if (!DecodeEscapedBytea(s, &bytes)) return false;
+    AppendBinaryValue(bytes, out);
+    return true;
+  }
+  if (s.size() % 2 != 0) return false;
+  const size_t mark = out->size();
+  const size_t bytes = (s.size() - 2) / 2;
+  out->reserve(mark + (bytes + 2) / 3 * 4 + 2);
+  out->push_back('"');
+  constexpr size_t kPiece = 3 * 4096;  // a multiple of 3: no padding inside
+  char piece[kPiece];
+  for (size_t i = 2; i < s.size();) {
+    size_t n = 0;
+    for (; n < kPiece && i < s.size(); ++n, i += 2) {
+      int hi = HexValue(s[i]), lo = HexValue(s[i + 1]);
+      if (hi < 0 || lo < 0) {
+        out->resize(mark);
+        return false;
+      }
+      piece[n] = static_cast<char>(hi * 16 + lo);
+    }
+    AppendBase64(std::string_view(piece, n), out);
+  }
+  out->push_back('"');
   return true;
 }
 
@@ -308,6 +331,41 @@ constexpr std::pair<Oid, const char*> kCheckedTypes[] = {
     {t::kTimestamptz, "timestamptz"},
 };
 
+// pg_catalog names of the element types above (an array is "_" + its
+// element's name).
+constexpr std::pair<Oid, std::string_view> kBuiltinNames[] = {
+    {t::kBool, "bool"},
+    {t::kBytea, "bytea"},
+    {t::kChar, "char"},
+    {t::kName, "name"},
+    {t::kInt8, "int8"},
+    {t::kInt2, "int2"},
+    {t::kInt4, "int4"},
+    {t::kText, "text"},
+    {t::kOid, "oid"},
+    {t::kJson, "json"},
+    {t::kXml, "xml"},
+    {t::kFloat4, "float4"},
+    {t::kFloat8, "float8"},
+    {t::kMoney, "money"},
+    {t::kMacaddr, "macaddr"},
+    {t::kInet, "inet"},
+    {t::kCidr, "cidr"},
+    {t::kBpchar, "bpchar"},
+    {t::kVarchar, "varchar"},
+    {t::kDate, "date"},
+    {t::kTime, "time"},
+    {t::kTimestamp, "timestamp"},
+    {t::kTimestamptz, "timestamptz"},
+    {t::kInterval, "interval"},
+    {t::kTimetz, "timetz"},
+    {t::kBit, "bit"},
+    {t::kVarbit, "varbit"},
+    {t::kNumeric, "numeric"},
+    {t::kUuid, "uuid"},
+    {t::kJsonb, "jsonb"},
+};
+
 Oid BuiltinArrayElement(Oid array) {
   for (const auto& [a, e] : kBuiltinArrays) {
     if (a == array) return e;
@@ -347,11 +405,16 @@ Status InvalidUtf8(Oid oid) {
                           std::to_string(oid));
 }
 
+// `json_null` (never null) is set when the value is a json/jsonb whose
+// value is the JSON literal null; `nulls` (may be null) collects array
+// elements that are.
 Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
-                   int depth, std::string* out);
+                   int depth, std::string* out, bool* json_null,
+                   JsonNulls* nulls);
 
 Status AppendArray(Oid array_oid, Oid element, std::string_view text,
-                   const TypeCatalog* catalog, int depth, std::string* out) {
+                   const TypeCatalog* catalog, int depth, std::string* out,
+                   JsonNulls* nulls) {
   std::vector<std::optional<std::string>> elems;
   if (!SplitArray(text, &elems)) {
     // Multi-dimensional or decorated with bounds: the text form, as it is.
@@ -368,15 +431,20 @@ Status AppendArray(Oid array_oid, Oid element, std::string_view text,
       out->append("null");
       continue;
     }
-    CDC_RETURN_IF_ERROR(
-        AppendValue(element, *elems[i], catalog, depth + 1, out));
+    bool json_null = false;
+    CDC_RETURN_IF_ERROR(AppendValue(element, *elems[i], catalog, depth + 1, out,
+                                    &json_null, nullptr));
+    if (json_null && nulls != nullptr) {
+      nulls->elements.push_back(static_cast<uint32_t>(i));
+    }
   }
   out->push_back(']');
   return Status::OK();
 }
 
 Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
-                   int depth, std::string* out) {
+                   int depth, std::string* out, bool* json_null,
+                   JsonNulls* nulls) {
   oid = ResolveDomain(oid, catalog);
   bool ok = true;
   switch (oid) {
@@ -405,17 +473,17 @@ Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
       break;
     case t::kJson:
     case t::kJsonb: {
-      if (!AppendCompactJson(text, out) && !AppendJsonString(text, out)) {
+      const size_t start = out->size();
+      if (AppendCompactJson(text, out)) {
+        *json_null = std::string_view(*out).substr(start) == "null";
+      } else if (!AppendJsonString(text, out)) {
         return InvalidUtf8(oid);
       }
       break;
     }
-    case t::kBytea: {
-      std::string bytes;
-      ok = DecodeBytea(text, &bytes);
-      if (ok) AppendBinaryValue(bytes, out);
+    case t::kBytea:
+      ok = AppendBytea(text, out);
       break;
-    }
     case t::kDate:
       if (IsInfinity(text)) {
         (void)AppendJsonString(text, out);
@@ -441,7 +509,7 @@ Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
       // Arrays do not nest as types; the bound only guards against a
       // catalog that claims they do.
       if (element != 0 && depth < 4) {
-        return AppendArray(oid, element, text, catalog, depth, out);
+        return AppendArray(oid, element, text, catalog, depth, out, nulls);
       }
       if (!AppendJsonString(text, out)) return InvalidUtf8(oid);
     }
@@ -452,6 +520,19 @@ Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
 
 }  // namespace
 
+Oid BuiltinTypeOid(std::string_view name) {
+  const bool array = !name.empty() && name[0] == '_';
+  if (array) name.remove_prefix(1);
+  for (const auto& [oid, n] : kBuiltinNames) {
+    if (n != name) continue;
+    if (!array) return oid;
+    for (const auto& [a, e] : kBuiltinArrays) {
+      if (e == oid) return a;
+    }
+  }
+  return 0;
+}
+
 void AppendBinaryValue(std::string_view bytes, std::string* out) {
   out->push_back('"');
   AppendBase64(bytes, out);
@@ -459,10 +540,17 @@ void AppendBinaryValue(std::string_view bytes, std::string* out) {
 }
 
 Status AppendTextValue(Oid type_oid, std::string_view text,
-                       const TypeCatalog* catalog, std::string* out) {
+                       const TypeCatalog* catalog, std::string* out,
+                       JsonNulls* json_nulls) {
   size_t mark = out->size();
-  Status s = AppendValue(type_oid, text, catalog, 0, out);
-  if (!s.ok()) out->resize(mark);
+  JsonNulls scratch;
+  JsonNulls* nulls = json_nulls != nullptr ? json_nulls : &scratch;
+  nulls->clear();
+  Status s = AppendValue(type_oid, text, catalog, 0, out, &nulls->whole, nulls);
+  if (!s.ok()) {
+    out->resize(mark);
+    nulls->clear();
+  }
   return s;
 }
 

@@ -6,7 +6,9 @@
 //   numeric                   JSON string (exact), NaN/Infinity included
 //   bool                      true / false
 //   json jsonb                embedded JSON, compacted (numbers, key order and
-//                             duplicate keys kept exactly as sent)
+//                             duplicate keys kept exactly as sent); a value
+//                             that is the JSON literal null is reported in
+//                             JsonNulls, since it renders as SQL NULL does
 //   bytea                     base64 JSON string
 //   date                      "YYYY-MM-DD"
 //   timestamp                 "YYYY-MM-DDTHH:MM:SS[.ffffff]"
@@ -19,9 +21,9 @@
 //                             padding, inet, enums, multi-dimensional arrays,
 //                             arrays with explicit bounds, ...)
 //
-// Years outside 0000-9999 and BC dates follow ISO 8601's expanded form:
-// astronomical year numbering ("0044-03-15 BC" → "-0043-03-15") with a sign
-// when needed ("+10000-01-01").
+// Years are numbered astronomically, as ISO 8601 does: 1 BC is year 0000,
+// 2 BC is -0001 ("0044-03-15 BC" → "-0043-03-15"), and a year outside
+// 0000-9999 carries a sign ("+10000-01-01").
 //
 // The input is a value in PostgreSQL's text output form, as pgoutput sends
 // it without `binary`. The session must use DateStyle=ISO, bytea_output hex
@@ -34,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "cdc/base/status.h"
 
@@ -86,15 +89,38 @@ struct TypeCatalog {
   std::unordered_map<Oid, Oid> array_element;
 };
 
+// Where a rendered value holds a json/jsonb value that is the JSON literal
+// null, which renders as `null` just as SQL NULL does: the value itself
+// (`whole`), or elements of a one-dimensional array (their 0-based indexes,
+// ascending).
+struct JsonNulls {
+  bool whole = false;
+  std::vector<uint32_t> elements;
+
+  bool any() const { return whole || !elements.empty(); }
+  void clear() {
+    whole = false;
+    elements.clear();
+  }
+};
+
 // Appends the JSON rendering of `text`, a value of type `type_oid` in text
 // output form, to `out`. `catalog` may be null. BadInput with a one-line
 // message (naming the type and the value, shortened) when the text does not
 // have the form PostgreSQL gives that type, or a string is not valid UTF-8;
 // `out` is then left as it was. A json/jsonb value that is not strict
 // RFC 8259 JSON (PostgreSQL's json accepts unpaired \u surrogate escapes) is
-// rendered as a JSON string of its text instead.
+// rendered as a JSON string of its text instead. `json_nulls` (may be null)
+// is cleared, then filled as described above.
 Status AppendTextValue(Oid type_oid, std::string_view text,
-                       const TypeCatalog* catalog, std::string* out);
+                       const TypeCatalog* catalog, std::string* out,
+                       JsonNulls* json_nulls = nullptr);
+
+// The OID of the built-in type named `name` in pg_catalog ("int4", "_int4"
+// for its array, ...), among those this file knows; 0 for any other name.
+// A pgoutput Type message names a domain by its base type (as it was at
+// the change), so this finds a domain's base even after it was dropped.
+Oid BuiltinTypeOid(std::string_view name);
 
 // Appends a value sent in binary form ('b'): a base64 JSON string.
 void AppendBinaryValue(std::string_view bytes, std::string* out);
