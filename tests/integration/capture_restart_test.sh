@@ -20,7 +20,22 @@ python3 "$HERE/workload.py" 6001 500 12 | psql -X -q > /dev/null
 wait_marker after-restart
 kill -0 "$CAP" || fail "capture died across the restart"
 grep -q "retrying" "$T/capture.err" || fail "capture never saw the restart: $(cat "$T/capture.err")"
-ok "capture reconnected after pg_ctl restart -m fast"
+# What happened is said once, first, with its reason; no status is sent on a
+# stream the server has ended.
+! grep -q "final status not sent" "$T/capture.err" || fail "status sent on an ended stream: $(cat "$T/capture.err")"
+[ "$(head -1 "$T/capture.err")" = "cdc-capture: warning: PostgreSQL ended the replication stream without an error (as it does when shutting down); retrying in 500 ms" ] ||
+  fail "unclear first message after a restart: $(cat "$T/capture.err")"
+[ "$(grep -c "replication stream" "$T/capture.err")" = 1 ] || fail "the stream's end reported more than once: $(cat "$T/capture.err")"
+ok "capture reconnected after pg_ctl restart -m fast, saying so once"
+
+# The walsender terminated: the server's reason is named.
+: > "$T/capture.err"
+psql_q -c "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'cdc'" > /dev/null
+wait_marker after-terminate
+[ "$(grep -c "" "$T/capture.err")" = 1 ] &&
+  grep -qE "^cdc-capture: warning: .*replication stream.*: .*terminating connection due to administrator command.*; retrying in [0-9]+ ms$" "$T/capture.err" ||
+  fail "unclear message after the walsender was terminated: $(cat "$T/capture.err")"
+ok "a terminated walsender is reported with the server's reason"
 
 # The slot catches up with the log.
 last=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_lsn"])')

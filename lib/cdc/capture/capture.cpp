@@ -382,8 +382,12 @@ Status Capture::Session(pg::Connection& conn) {
     if (!m_.paused) {
       CDC_ASSIGN_OR_RETURN(got, conn.ReadCopy(&msg));
       if (got < 0)
-        return Status::Unavailable("PostgreSQL ended the replication stream: " +
-                                   conn.ErrorMessage());
+        return Status::Unavailable(
+            conn.end_reason().empty()
+                ? "PostgreSQL ended the replication stream without an error "
+                  "(as it does when shutting down)"
+                : "PostgreSQL ended the replication stream: " +
+                      conn.end_reason());
       if (got > 0) CDC_RETURN_IF_ERROR(Handle(conn, msg));
     }
     if (got > 0) {
@@ -434,7 +438,10 @@ Status Capture::Drain(pg::Connection* conn) {
   in_txn_ = false;
   CDC_RETURN_IF_ERROR(w_->Sync());
   first_unsynced_ = first_unwritten_ = 0;
-  if (conn != nullptr && streamed_) {  // only a stream takes a status
+  // Only an open stream takes a status: after the server ended it (say on
+  // a shutdown) there is nobody to tell, and the next start resumes from
+  // the log's position anyway.
+  if (conn != nullptr && streamed_ && conn->streaming()) {
     Status s = SendStatus(*conn, false);
     conn->EndCopy();
     if (!s.ok()) Warn("final status not sent: " + s.message());

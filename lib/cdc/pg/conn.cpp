@@ -296,6 +296,7 @@ Status Connection::StartReplication(const std::string& slot, Lsn start,
         raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
     return ClassifySqlState(code, Error("START_REPLICATION failed"));
   }
+  streaming_ = true;
   return Status::OK();
 }
 
@@ -311,9 +312,14 @@ Result<int> Connection::ReadCopy(std::string_view* msg) {
     *msg = std::string_view(copy_, static_cast<size_t>(n));
     return 1;
   }
+  streaming_ = false;
   if (n == -1) {
-    // The server ended COPY: collect its final result for the reason.
-    PgResult r(PQgetResult(conn_));
+    // The server ended COPY: its final result holds the reason (an error
+    // such as a shutdown's "terminating connection due to administrator
+    // command"), which PQerrorMessage() does not.
+    pg_result* raw = PQgetResult(conn_);
+    PgResult r(raw);
+    end_reason_ = raw ? OneLine(PQresultErrorMessage(raw)) : ErrorMessage();
     return -1;
   }
   return Error("replication stream");
@@ -333,6 +339,8 @@ Status Connection::SendStatus(Lsn write, Lsn flush, bool reply_requested) {
 }
 
 void Connection::EndCopy() {
+  if (!streaming_) return;
+  streaming_ = false;
   PQputCopyEnd(conn_, nullptr);
   PQflush(conn_);
 }

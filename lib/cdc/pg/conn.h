@@ -92,11 +92,17 @@ class Connection {
   // Reads one CopyData message: returns 1 and points `msg` at it (valid
   // until the next ReadCopy or the connection's end; no copy is made), or
   // 0 when none is available without blocking, or -1 when the server ended
-  // the stream.
+  // the stream (the server's reason is then in end_reason()).
   Result<int> ReadCopy(std::string_view* msg);
   // Frees the message ReadCopy returned last (before the next ReadCopy,
   // which would do it): a large one need not outlive its decoding.
   void ReleaseCopy() { FreeCopy(); }
+  // Why the server ended the stream, as one line (e.g. "terminating
+  // connection due to administrator command"); empty when it ended it
+  // without an error (a walsender does so when the server shuts down).
+  const std::string& end_reason() const { return end_reason_; }
+  // The replication stream is open: a status update can still be sent.
+  bool streaming() const { return streaming_; }
   // Standby status update: write/flush/apply positions, reply request.
   Status SendStatus(Lsn write, Lsn flush, bool reply_requested);
   // Sends CopyDone (ends the stream politely before closing).
@@ -114,6 +120,8 @@ class Connection {
 
   pg_conn* conn_;
   char* copy_ = nullptr;  // libpq's buffer of the last CopyData read
+  bool streaming_ = false;
+  std::string end_reason_;
 };
 
 }  // namespace cdc::pg
