@@ -304,7 +304,10 @@ Result<int> Connection::ReadCopy(std::string_view* msg) {
   FreeCopy();
   int n = PQgetCopyData(conn_, &copy_, /*async=*/1);
   if (n == 0) {
-    if (PQconsumeInput(conn_) == 0) return Error("replication stream");
+    if (PQconsumeInput(conn_) == 0) {
+      streaming_ = false;  // the connection is gone
+      return Error("replication stream");
+    }
     n = PQgetCopyData(conn_, &copy_, 1);
     if (n == 0) return 0;
   }
@@ -333,8 +336,10 @@ Status Connection::SendStatus(Lsn write, Lsn flush, bool reply_requested) {
   PutBE64(msg + 17, flush);  // apply: we apply when we flush
   PutBE64(msg + 25, static_cast<uint64_t>(NowMicros() - kPgEpochOffsetUs));
   msg[33] = reply_requested ? 1 : 0;
-  if (PQputCopyData(conn_, msg, sizeof msg) <= 0 || PQflush(conn_) < 0)
+  if (PQputCopyData(conn_, msg, sizeof msg) <= 0 || PQflush(conn_) < 0) {
+    streaming_ = false;  // reported once, here; no further status is tried
     return Error("cannot send status to PostgreSQL");
+  }
   return Status::OK();
 }
 
