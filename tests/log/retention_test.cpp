@@ -1,9 +1,12 @@
 #include "cdc/log/retention.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "cdc/base/time.h"
 #include "cdc/cursor/consumers.h"
+#include "cdc/log/reader.h"
 #include "cdc/log/verify.h"
 #include "runners.h"
 #include "test_util.h"
@@ -83,6 +86,69 @@ TEST_CASE("an expired consumer fails until an operator seeks it",
   CHECK(out.rfind("{\"seq\":" + std::to_string(res->first_seq) + ",", 0) == 0);
   auto store = cursor::ConsumerStore::Open(log);
   CHECK((*(*store)->Get("slow"))->acked_seq == res->first_seq - 1);
+}
+
+}  // namespace cdc::log
+
+namespace cdc::log {
+
+TEST_CASE(
+    "a reader reads on through a segment deleted under it, and is expired "
+    "only when the next one is gone too",
+    "[log][retention][reader]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  WriterOptions opts;
+  opts.segment_bytes = 2048;
+  test::WriteTxns(log, 1, 60, 4, opts);
+  auto segs = ListSegments(log);
+  REQUIRE(segs->size() >= 5);
+  auto remove = [](const SegmentInfo& s) {
+    REQUIRE(::unlink(s.path.c_str()) == 0);
+    REQUIRE(::unlink(SealRecordPath(s.path).c_str()) == 0);
+  };
+  auto reader = LogReader::Open(log);
+  REQUIRE(reader.ok());
+  Batch b;
+  REQUIRE(*(*reader)->Next(&b));
+  std::vector<uint64_t> seqs;
+  b.ForEach([&](uint64_t seq, std::string_view, bool) { seqs.push_back(seq); });
+
+  SECTION("the segment being read") {
+    remove((*segs)[0]);
+    for (;;) {
+      auto got = (*reader)->Next(&b);
+      REQUIRE(got.ok());
+      if (!*got) break;
+      b.ForEach(
+          [&](uint64_t seq, std::string_view, bool) { seqs.push_back(seq); });
+    }
+    REQUIRE(seqs.size() == 240);
+    for (size_t i = 0; i < seqs.size(); ++i) CHECK(seqs[i] == i + 1);
+  }
+  SECTION("the segment being read and the next") {
+    remove((*segs)[0]);
+    remove((*segs)[1]);
+    Status err;
+    for (;;) {
+      auto got = (*reader)->Next(&b);
+      if (!got.ok()) {
+        err = got.status();
+        break;
+      }
+      REQUIRE(*got);
+      b.ForEach(
+          [&](uint64_t seq, std::string_view, bool) { seqs.push_back(seq); });
+    }
+    // All of the open segment, then a clear expiry.
+    CHECK(seqs.size() == (*segs)[1].base_seq - 1);
+    CHECK(err.code() == Code::kExpired);
+    CHECK(err.message() ==
+          "events from seq " + std::to_string((*segs)[1].base_seq) +
+              " were removed by retention while being read (the earliest "
+              "retained event is now seq " +
+              std::to_string((*segs)[2].base_seq) + ")");
+  }
 }
 
 }  // namespace cdc::log

@@ -206,7 +206,7 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--delete", o.del, "Delete the consumer");
   app.add_option("--interval", o.interval_s,
                  "In stdin mode, ack at most this often (seconds)")
-      ->check(CLI::PositiveNumber);
+      ->check(tools::DurationFlag(0, /*exclusive=*/true));
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;

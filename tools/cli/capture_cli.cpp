@@ -86,17 +86,17 @@ int RunCli(int argc, char** argv) {
                "Continue although the slot is ahead of the log");
   app.add_option("--status-interval", o.status_interval_s,
                  "Seconds between status updates to PostgreSQL")
-      ->check(CLI::PositiveNumber)
+      ->check(tools::DurationFlag(0, /*exclusive=*/true))
       ->capture_default_str();
   app.add_option("--reconnect-max", o.reconnect_max_s,
                  "Keep reconnecting for this many seconds, then exit 69")
-      ->check(CLI::NonNegativeNumber)
+      ->check(tools::DurationFlag(0))
       ->capture_default_str();
   app.add_option("--commit-delay", o.commit_delay_ms,
                  "Group commit window in ms: fsync (then acknowledge) "
                  "transactions this long after they end, or once the "
                  "previous fsync has finished if that is later")
-      ->check(CLI::NonNegativeNumber)
+      ->check(tools::DurationFlag(0))
       ->capture_default_str();
   app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")
       ->capture_default_str();
@@ -117,7 +117,7 @@ int RunCli(int argc, char** argv) {
       ->type_name("FILE");
   app.add_option("--metrics-interval", o.metrics_interval_s,
                  "Seconds between metrics writes")
-      ->check(CLI::PositiveNumber)
+      ->check(tools::DurationFlag(0, /*exclusive=*/true))
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "Log only errors");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");

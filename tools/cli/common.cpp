@@ -1,6 +1,8 @@
 #include "common.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
@@ -92,6 +94,8 @@ Result<uint64_t> ParseScaled(const std::string& t, const char* units,
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   size_t rest = static_cast<size_t>(end - t.data());
+  if (ec == std::errc::result_out_of_range && t.size() - rest <= 1)
+    return Status::Usage(std::string(what) + " \"" + t + "\" is too large");
   if (ec != std::errc() || rest == 0 || t.size() - rest > 1)
     return Status::Usage("invalid " + std::string(what) + " \"" + t + "\"");
   const char* u = rest == t.size() ? units : std::strchr(units + 1, t.back());
@@ -121,7 +125,34 @@ Result<int64_t> ParseDuration(const std::string& t) {
   static const char* kUnits = "_smhdw";
   CDC_ASSIGN_OR_RETURN(
       uint64_t v, ParseScaled(t, kUnits, kScale, "duration", "s, m, h, d, w"));
+  // As µs it must fit the signed clock arithmetic it is used in: a wrapped
+  // (negative) age limit would make every segment "too old".
+  if (v > static_cast<uint64_t>(INT64_MAX))
+    return Status::Usage("duration \"" + t + "\" is too large");
   return static_cast<int64_t>(v);
+}
+
+CLI::Validator DurationFlag(double min, bool exclusive) {
+  return CLI::Validator(
+      [min, exclusive](std::string& in) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(in, &used);
+          if (used != in.size()) return "not a number: " + in;
+        } catch (const std::exception&) {
+          return "not a number: " + in;
+        }
+        if (!std::isfinite(v) || v < min || (exclusive && v == min) ||
+            v > kMaxFlagDuration) {
+          char range[96];
+          snprintf(range, sizeof range, "%s %g and at most %g",
+                   exclusive ? "above" : "at least", min, kMaxFlagDuration);
+          return "value " + in + " out of range: must be " + range;
+        }
+        return std::string();
+      },
+      "");
 }
 
 std::string JsonString(const std::string& s) {

@@ -40,8 +40,16 @@ Result<uint64_t> ResolvePosition(const std::string& dir, const Position& p);
 
 // "64M", "1G", "512k", "1000" (bytes).
 Result<uint64_t> ParseSize(const std::string& text);
-// "90s", "15m", "12h", "7d", "2w" (no unit: seconds). Returns µs.
+// "90s", "15m", "12h", "7d", "2w" (no unit: seconds). Returns µs; a
+// duration that does not fit is a usage error, never a wrapped value.
 Result<int64_t> ParseDuration(const std::string& text);
+
+// Flags given as a number of seconds or milliseconds: a finite number in
+// [min, kMaxFlagDuration] (above `min` when `exclusive`). CLI11's
+// PositiveNumber and Range let NaN and infinity through, and a huge value
+// overflows the microseconds it becomes.
+inline constexpr double kMaxFlagDuration = 1e9;
+CLI::Validator DurationFlag(double min, bool exclusive = false);
 
 std::string JsonString(const std::string& s);
 

@@ -287,7 +287,7 @@ int RunCli(int argc, char** argv) {
   import
       ->add_option("--commit-delay", io.commit_delay_ms,
                    "Group commit window in ms (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tools::DurationFlag(0));
   import->add_flag("-q,--quiet", io.quiet, "No summary on stderr");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
 

@@ -244,9 +244,17 @@ Result<bool> LogReader::Next(Batch* b) {
 }
 
 Status LogReader::SeekEarliest() {
-  CDC_ASSIGN_OR_RETURN(auto segs, ListSegmentFiles(dir_));
-  if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
-  return SeekSeq(segs.front().base_seq);
+  // Retention may remove the earliest segment between listing and opening
+  // it; "earliest" is then simply the next one.
+  Status s;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    CDC_ASSIGN_OR_RETURN(auto segs, ListSegmentFiles(dir_));
+    if (segs.empty())
+      return Status::NotFound("log " + dir_ + " has no segments");
+    s = SeekSeq(segs.front().base_seq);
+    if (s.code() != Code::kExpired) break;
+  }
+  return s;
 }
 
 Status LogReader::SeekSeq(uint64_t seq) {
