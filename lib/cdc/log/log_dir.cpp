@@ -87,6 +87,19 @@ Result<LogIdentity> CreateLog(const std::string& dir,
                                   ": directory is not empty and holds no "
                                   "cdc log (found " +
                                   n + ")");
+    if (n != "segments") continue;
+    // A creation cut short leaves at most the empty first segment. Anything
+    // else is a log whose log.json is gone: adopting it as a new log would
+    // give its events a new identity and append after them blindly.
+    CDC_ASSIGN_OR_RETURN(auto files, ListDir(SegmentsDir(dir)));
+    for (const auto& f : files) {
+      auto size = FileSize(JoinPath(SegmentsDir(dir), f));
+      if (f != SegmentFileName(1) || !size.ok() || *size != 0)
+        return Status::CannotCreate(
+            "cannot create a log in " + dir +
+            ": it holds segments but no log.json (found segments/" + f +
+            "); restore log.json or move the segments away");
+    }
   }
   CDC_RETURN_IF_ERROR(MakeDir(SegmentsDir(dir)));
   // The first segment exists from the start, so readers and followers can
