@@ -49,7 +49,9 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
   build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=Debug -DCDC_SANITIZE=ON
   run "unit tests (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build-asan/tests/cdc_tests
-  run "e2e cli (ASan+UBSan)" env BIN="$ROOT/build-asan/tools" bash tests/e2e/cli_test.sh
+  for t in cli hostile; do
+    run "e2e $t (ASan+UBSan)" env BIN="$ROOT/build-asan/tools" bash "tests/e2e/${t}_test.sh"
+  done
   for t in capture_types capture_ops capture_restart; do
     run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-asan/tools" \
       bash "tests/integration/${t}_test.sh"

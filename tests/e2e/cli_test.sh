@@ -38,6 +38,12 @@ expect_one_line '^cdc-log: stdin line 1: not valid JSON'
 { gen_events 60 1 1; gen_events 55 1 1; } > "$T/backwards"
 expect_exit 65 cdc-log import --log "$L" -q < "$T/backwards"
 expect_one_line 'stdin line 2: lsn 0/3700 goes back before 0/3C00'
+# Input quoted in a message cannot forge a second line.
+{ gen_events 61 1 1 | sed 's/"op":"c"/"op":"x\\nFAKE: line\\u001b[31m"/'; } > "$T/forge"
+expect_exit 65 cdc-log import --log "$L" -q < "$T/forge"
+expect_one_line '^cdc-log: stdin line 1: "op" must be one of c u d r t m s, not "x\\nFAKE: line\\x1b\[31m"$'
+expect_exit 64 cdc-tail --log "$L" --from "$(printf 'time:x\ny')"
+grep -q 'invalid timestamp "x\\ny"' "$T/err" || fail "control character not escaped: $(cat "$T/err")"
 ok "malformed NDJSON rejected with line numbers, nothing half-written"
 
 expect_exit 66 cdc-tail --log "$T/missing"
@@ -48,6 +54,103 @@ mkdir "$T/empty"
 expect_exit 66 cdc-log verify --log "$T/empty"
 expect_one_line 'log.json is missing'
 ok "missing log directory"
+
+# Every option of every tool refuses an empty value (64), before doing
+# anything: '' is a mistake, never a request for the default.
+options_of() {  # the options that take a value, from --help
+  "$@" --help | grep -oE '^  +(-[a-zA-Z],)?--[a-z-]+ [A-Z]' | grep -oE -- '--[a-z-]+'
+  echo --config
+}
+empty_refused() {
+  expect_exit 64 timeout 10 "$@"
+  grep -q 'Try ".* --help"' "$T/err" || fail "no usage hint: $*"
+}
+n=0
+for opt in $(options_of cdc-tail); do
+  if [ "$opt" = --log ]; then empty_refused cdc-tail --log ''; else empty_refused cdc-tail --log "$L" "$opt" ''; fi
+  n=$((n + 1))
+done
+for opt in $(options_of cdc-ack); do
+  case $opt in
+    --log) empty_refused cdc-ack --log '' -c x 1 ;;
+    --consumer) empty_refused cdc-ack --log "$L" --consumer '' 1 ;;
+    *) empty_refused cdc-ack --log "$L" -c x "$opt" '' ;;
+  esac
+  n=$((n + 1))
+done
+empty_refused cdc-ack --log "$L" -c x ''
+for sub in info verify retain consumers segments import; do
+  for opt in $(options_of cdc-log "$sub"); do
+    [ "$opt" = --config ] && continue  # cdc-log takes no --config
+    empty_refused cdc-log --log "$L" "$sub" "$opt" '' < /dev/null
+    n=$((n + 1))
+  done
+  empty_refused cdc-log --log '' "$sub" < /dev/null
+done
+for opt in $(options_of cdc-capture); do
+  case $opt in
+    --log) empty_refused cdc-capture --log '' --dsn 'host=/nonexistent' ;;
+    --dsn) empty_refused cdc-capture --log "$T/cap" --dsn '' ;;
+    *) empty_refused cdc-capture --log "$T/cap" --dsn 'host=/nonexistent' "$opt" '' ;;
+  esac
+  n=$((n + 1))
+done
+[ ! -e "$T/cap" ] || fail "capture created a log before refusing an empty value"
+[ "$n" -ge 30 ] || fail "only $n options found in the tools' --help"
+empty_refused cdc-tail --log "$L" --op ,
+ok "an empty value is refused (64) for each of the $n options and cdc-ack's SEQ"
+
+for pos in time:2026-02-30 time:2025-02-29 time:1900-02-29 time:2026-04-31 \
+           time:2026-01-01T00:00:00+99:99 time:2026-01-01T00:00:00+24:00 time:2026-01-01T00:00:00-05:60; do
+  expect_exit 64 cdc-tail --log "$L" --from "$pos"
+  grep -q "^cdc-tail: invalid timestamp" "$T/err" || fail "$pos: $(cat "$T/err")"
+  expect_exit 64 cdc-ack --log "$L" -c y --create --seek "$pos"
+done
+cdc-tail --log "$L" --from time:2024-02-29T23:59:59-23:59 -n 1 > /dev/null
+ok "dates that do not exist and offsets beyond RFC 3339's +-23:59 refused (64)"
+
+# --config: a misspelt key is bad configuration (78), named.
+printf 'log = "%s"\nconsumer = "c1"\nlimt = 5\n' "$L" > "$T/typo.conf"
+expect_exit 78 cdc-tail --config "$T/typo.conf"
+expect_one_line '^cdc-tail: --config: unknown key "limt"$'
+expect_exit 78 cdc-ack --config "$T/typo.conf" 1
+expect_one_line '^cdc-ack: --config: unknown key "limt"$'
+printf 'log = "%s"\ndsn = "host=/nonexistent"\nretain_age = "7d"\n' "$L" > "$T/cap.conf"
+expect_exit 78 cdc-capture --config "$T/cap.conf"
+expect_one_line '^cdc-capture: --config: unknown key "retain_age"$'
+ok "an unknown --config key: 78 naming the key"
+
+# A consumers.db of another schema is bad data (65), named.
+cp -r "$L" "$T/schema"
+rm -f "$T/schema"/consumers.db*
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE consumers (who TEXT)"); c.commit()' "$T/schema/consumers.db"
+expect_exit 65 cdc-ack --log "$T/schema" -c x --create
+expect_one_line "^cdc-ack: $T/schema/consumers.db is not a cdc consumer store"
+expect_exit 65 cdc-log consumers --log "$T/schema"
+ok "consumers.db of another schema: 65 naming the file"
+
+# A log path SQLite cannot take: an I/O error that says so, not 77.
+long="$T"
+while [ ${#long} -lt 560 ]; do long="$long/$(printf 'd%.0s' $(seq 60))"; done
+mkdir -p "$long"
+gen_events 1 2 | cdc-log import --log "$long/log" -q
+cdc-tail --log "$long/log" > /dev/null
+expect_exit 74 cdc-ack --log "$long/log" -c x --create
+expect_one_line 'consumers.db: log directory path is too long for SQLite \(it takes paths under 512 bytes\)$'
+ok "a log path over SQLite's limit: 74 with a clear message"
+
+# A captured log takes events only from capture: 78 (the wrong log for this).
+cp -r "$L" "$T/captured"
+python3 - "$T/captured/log.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["source"] = {"system_id": "1", "database": "app", "slot": "cdc", "publication": "cdc"}
+json.dump(j, open(sys.argv[1], "w"))
+PY
+gen_events 900 1 1 > "$T/one900"
+expect_exit 78 cdc-log import --log "$T/captured" -q < "$T/one900"
+expect_one_line 'is written by cdc-capture \(slot cdc\); import into a log of its own$'
+ok "import into a captured log: 78"
 
 cp -r "$L" "$T/v2"
 sed -i 's/"format_version": 1/"format_version": 2/' "$T/v2/log.json"
@@ -97,14 +200,18 @@ mkdir "$T/small"
 if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
   at_exit "umount '$T/small'"
   gen_events 1 3000 > "$T/big"
-  expect_exit 74 cdc-log import --log "$T/small/log" -q < "$T/big"
-  expect_one_line 'No space left on device \(disk full\)'
+  expect_exit 74 cdc-log import --log "$T/small/log" < "$T/big"
+  grep -q 'No space left on device (disk full)' "$T/err" || fail "no disk-full message: $(cat "$T/err")"
+  claimed=$(sed -nE 's/^cdc-log: imported [0-9]+ transactions \(([0-9]+) events\) durably before the error.*/\1/p' "$T/err")
+  [ -n "$claimed" ] || fail "no summary of what is durable: $(cat "$T/err")"
   cdc-log verify --log "$T/small/log" -q || fail "log invalid after disk full"
   n=$(cdc-tail --log "$T/small/log" | wc -l)
+  # The summary counts what a sync made durable: never more than the log has.
+  [ "$claimed" -gt 0 ] && [ "$claimed" -le "$n" ] || fail "summary claims $claimed events, the log holds $n"
   last=$(cdc-tail --log "$T/small/log" | tail -1)
   [ "$n" -gt 0 ] || fail "nothing kept before the disk filled"
   case "$last" in *'"last":true}') ;; *) fail "log does not end at a transaction end";; esac
-  ok "full disk: exit 74, log valid, ends at a transaction ($n events kept)"
+  ok "full disk: exit 74, log valid, ends at a transaction ($n events kept, $claimed reported durable)"
 else
   echo "skip - cannot mount a tmpfs to fill"
 fi

@@ -102,8 +102,8 @@ ok "--accept-gap continues with a warning"
 
 printf 'slott = "x"\n' > "$T/bad.conf"
 rc=0; cdc-capture --config "$T/bad.conf" --log "$T/log2" --dsn "$CDC_TEST_DSN" 2> "$T/err" || rc=$?
-[ "$rc" = 64 ] && grep -q "slott" "$T/err" || fail "misspelt config key: $rc $(cat "$T/err")"
-ok "a misspelt --config key is an error (64)"
+[ "$rc" = 78 ] && grep -q "slott" "$T/err" || fail "misspelt config key: $rc $(cat "$T/err")"
+ok "a misspelt --config key is bad configuration (78)"
 
 # A role without the REPLICATION attribute is a permission problem: exit 77
 # at once, not retried as if the server were down.

@@ -3,6 +3,7 @@
 
 #include "cdc/capture/capture.h"
 #include "cdc/cli/cli.h"
+#include "cdc/log/log_dir.h"
 #include "cdc/pg/conn.h"
 #include "common.h"
 #include "runners.h"
@@ -124,7 +125,17 @@ int RunCli(int argc, char** argv) {
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   Status s = Finish(&o, f);
-  if (s.ok()) s = Run(o);
+  if (s.ok()) {
+    // Other users who can write these directories could plant files under
+    // the names capture writes (LOCK, seal records, metrics temporaries).
+    std::string warn = log::SharedDirWarning(o.log);
+    if (warn.empty() && !o.metrics_file.empty())
+      warn = log::SharedParentWarning(o.metrics_file);
+    if (!warn.empty())
+      fprintf(stderr, "cdc-capture: %s\n",
+              cli::EscapeForTerminal(warn).c_str());
+    s = Run(o);
+  }
   return cli::Report("cdc-capture", s);
 }
 

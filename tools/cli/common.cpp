@@ -1,25 +1,88 @@
 #include "common.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cdc/base/fs.h"
 #include "cdc/base/time.h"
 #include "cdc/base/version.h"
 #include "cdc/cli/cli.h"
 
 namespace cdc::tools {
 
+namespace {
+
+// CLI11 reads a config file line by line with no limit: /dev/zero or a FIFO
+// would grow memory or hang. Look at the file first (following a symlink:
+// the operator named it).
+Status CheckConfigFile(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    std::string path;
+    if (a == "--config" && i + 1 < argc)
+      path = argv[i + 1];
+    else if (a.rfind("--config=", 0) == 0)
+      path = std::string(a.substr(9));
+    else
+      continue;
+    if (path.empty()) continue;  // reported as an empty value
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;  // CLI11 reports a missing file (64)
+    FileHandle f(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return ErrnoStatus("stat", path, errno);
+    if (!S_ISREG(st.st_mode))
+      return Status::Config("--config " + path + ": not a regular file");
+    if (static_cast<uint64_t>(st.st_size) > kMaxConfigBytes)
+      return Status::Config("--config " + path + ": larger than " +
+                            std::to_string(kMaxConfigBytes) + " bytes");
+  }
+  return Status::OK();
+}
+
+// An option given an empty value ('' on the command line, "" in a config
+// file) is a mistake, never a request for the default.
+Status CheckNoEmptyValues(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_size_max() == 0 || opt->count() == 0) continue;
+    std::string name = opt->get_name();
+    if (name.empty()) name = opt->get_name(true);
+    for (const std::string& v : opt->results())
+      if (v.empty()) return Status::Usage(name + " must not be empty");
+  }
+  for (const CLI::App* sub : app.get_subcommands())
+    CDC_RETURN_IF_ERROR(CheckNoEmptyValues(*sub));
+  return Status::OK();
+}
+
+}  // namespace
+
 std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string(app.get_name()) + " (cdc) " + kVersion);
+  Status s = CheckConfigFile(argc, argv);
+  if (!s.ok()) return cli::Report(app.get_name(), s);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // A misspelt key must not be ignored: it is bad configuration.
+    std::string what = e.what();
+    constexpr std::string_view kExtra = "INI was not able to parse ";
+    if (what.rfind(kExtra, 0) == 0)
+      what = "unknown key \"" + what.substr(kExtra.size()) + "\"";
+    return cli::Report(app.get_name(), Status::Config("--config: " + what));
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return cli::Report(app.get_name(), Status::Usage(e.what()));
   }
+  s = CheckNoEmptyValues(app);
+  if (!s.ok()) return cli::Report(app.get_name(), s);
   return std::nullopt;
 }
 

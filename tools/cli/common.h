@@ -12,8 +12,13 @@
 
 namespace cdc::tools {
 
+// A --config file is read whole by CLI11: bigger ones are refused.
+inline constexpr uint64_t kMaxConfigBytes = 1 << 20;
+
 // Parses argv. Returns an exit code when the program should stop now
-// (0 after --help/--version, 64 on a usage error, already reported).
+// (0 after --help/--version, 64 on a usage error or an empty option value,
+// 78 for a --config file that holds an unknown key, is not a regular file
+// or is over kMaxConfigBytes; already reported).
 std::optional<int> Parse(CLI::App& app, int argc, char** argv);
 
 // --log DIR, also from $CDC_LOG.

@@ -62,7 +62,10 @@ Status Info(const std::string& dir, bool json) {
       v = "system " + id.source->system_id + ", database " +
           id.source->database + ", slot " + id.source->slot + ", publication " +
           id.source->publication;
-    printf("%-15s %s\n", (it.key() + ":").c_str(), v.c_str());
+    // log.json is input like any other: nothing in it reaches the terminal
+    // raw.
+    printf("%-15s %s\n", (it.key() + ":").c_str(),
+           cli::EscapeForTerminal(v).c_str());
   }
   return Status::OK();
 }
@@ -93,9 +96,10 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
   } else {
     if (!quiet)
       for (const auto& n : rep.notes)
-        fprintf(stderr, "cdc-log: note: %s\n", n.c_str());
+        fprintf(stderr, "cdc-log: note: %s\n",
+                cli::EscapeForTerminal(n).c_str());
     for (const auto& p : rep.problems)
-      fprintf(stderr, "cdc-log: %s\n", p.c_str());
+      fprintf(stderr, "cdc-log: %s\n", cli::EscapeForTerminal(p).c_str());
     if (!quiet)
       printf(
           "%s: %llu segments, %llu frames, %llu events (seq %llu-%llu), "

@@ -1,9 +1,11 @@
 #include "log_import.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <deque>
 
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
@@ -28,6 +30,8 @@ struct Txn {
 
 Status RunImport(const ImportOptions& o, int in_fd) {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::OpenOrCreateLog(o.log));
+  if (std::string warn = log::SharedDirWarning(o.log); !warn.empty())
+    fprintf(stderr, "cdc-log: %s\n", cli::EscapeForTerminal(warn).c_str());
   // Imported positions would make capture skip real transactions as
   // "already in the log": a captured log takes events only from capture.
   if (id.source)
@@ -43,9 +47,30 @@ Status RunImport(const ImportOptions& o, int in_fd) {
   const bool resuming = w->has_commit();
   const uint64_t first_seq = w->next_seq();
   const int64_t delay_us = static_cast<int64_t>(o.commit_delay_ms * 1000);
-  uint64_t committed = 0, skipped = 0, events = 0, line_no = 0;
+  uint64_t skipped = 0, line_no = 0;
   int64_t first_unsynced = 0;
   Txn txn;
+  // What the summary reports is what a sync made durable, not what was
+  // handed to the writer: after a failed write (a full disk) the two differ.
+  // Imported LSNs only grow, so a commit is durable once the writer's
+  // durable LSN reaches it.
+  const Lsn durable_at_start = w->durable_lsn();
+  struct Pending {
+    Lsn lsn;
+    uint64_t end_seq;
+  };
+  std::deque<Pending> unsynced;
+  uint64_t durable_txns = 0, durable_end_seq = first_seq;
+  auto count_durable = [&](bool all) {
+    const Lsn d = w->durable_lsn();
+    while (!unsynced.empty() &&
+           (all || (unsynced.front().lsn <= d &&
+                    unsynced.front().lsn > durable_at_start))) {
+      ++durable_txns;
+      durable_end_seq = unsynced.front().end_seq;
+      unsynced.pop_front();
+    }
+  };
 
   auto commit = [&]() -> Status {
     if (!txn.open) return Status::OK();
@@ -55,7 +80,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
       return Status::OK();
     }
     CDC_RETURN_IF_ERROR(w->Commit(txn.lsn, txn.ts, txn.xid));
-    ++committed;
+    unsynced.push_back(Pending{txn.lsn, w->next_seq()});
+    count_durable(false);
     int64_t now = MonoMicros();
     if (first_unsynced == 0) first_unsynced = now;
     if (now - first_unsynced >= delay_us) {
@@ -97,10 +123,25 @@ Status RunImport(const ImportOptions& o, int in_fd) {
   };
 
   std::string pending;
+  size_t scanned = 0;  // bytes of `pending` known to hold no newline
   std::vector<char> chunk(1 << 20);
   Status bad;
   for (bool eof = false; !eof && bad.ok();) {
     if (cli::StopRequested()) break;
+    // Commits wait for the group commit window to fill; when the input
+    // pauses (a pipe from "cdc-tail -f"), sync what is committed once the
+    // window has passed instead of holding it until more input comes.
+    if (first_unsynced != 0) {
+      const int64_t left = first_unsynced + delay_us - MonoMicros();
+      pollfd p{in_fd, POLLIN, 0};
+      int rc = ::poll(&p, 1, left > 0 ? static_cast<int>(left / 1000) + 1 : 0);
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc == 0) {
+        bad = w->RequestSync();
+        first_unsynced = 0;
+        continue;
+      }
+    }
     ssize_t n = ::read(in_fd, chunk.data(), chunk.size());
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -114,10 +155,14 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     } else {
       pending.append(chunk.data(), static_cast<size_t>(n));
     }
+    // Search only the new bytes: one long line read in many chunks must not
+    // be scanned again for every chunk.
     size_t start = 0, nl;
-    while ((nl = pending.find('\n', start)) != std::string::npos) {
+    while ((nl = pending.find('\n', scanned)) != std::string::npos) {
+      // A signal stops between lines; the open transaction is discarded.
+      if (cli::StopRequested()) break;
       Status s = handle(std::string_view(pending.data() + start, nl - start));
-      start = nl + 1;
+      start = scanned = nl + 1;
       if (!s.ok()) {
         bad = s.code() == Code::kBadInput
                   ? Status::BadInput("stdin line " + std::to_string(line_no) +
@@ -127,6 +172,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
       }
     }
     pending.erase(0, start);
+    scanned = pending.size();
+    if (cli::StopRequested()) break;
     if (eof && bad.ok()) bad = commit();
   }
   const bool interrupted = cli::StopRequested() && bad.ok();
@@ -136,23 +183,26 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     if (!a.ok() && bad.ok()) bad = a;
   }
   Status s = w->Sync();
+  count_durable(s.ok());
   if (bad.ok()) bad = s;
   if (bad.ok() && interrupted)
     bad = Status::Busy(
         "interrupted before the end of the input; run the same import "
         "again to continue (transactions already in the log are skipped)");
-  events = w->next_seq() - first_seq;
   if (!o.quiet) {
+    const bool failed = !s.ok();
     fprintf(stderr,
-            "cdc-log: imported %llu transactions (%llu events)%s; log ends "
-            "at seq %llu\n",
-            static_cast<unsigned long long>(committed),
-            static_cast<unsigned long long>(events),
+            "cdc-log: imported %llu transactions (%llu events)%s%s; log %s "
+            "seq %llu\n",
+            static_cast<unsigned long long>(durable_txns),
+            static_cast<unsigned long long>(durable_end_seq - first_seq),
+            failed ? " durably before the error" : "",
             skipped ? (", skipped " + std::to_string(skipped) +
                        " already in the log")
                           .c_str()
                     : "",
-            static_cast<unsigned long long>(w->next_seq() - 1));
+            failed ? "durable through" : "ends at",
+            static_cast<unsigned long long>(durable_end_seq - 1));
   }
   return bad;
 }

@@ -120,6 +120,9 @@ Status Run(const Options& o, cli::Output& out) {
                            "' (use c,u,d,r,t,m,s)");
     f.ops.push_back(c);
   }
+  if (!o.ops.empty() && f.ops.empty())
+    return Status::Usage("--op \"" + o.ops +
+                         "\" names no operation (use c,u,d,r,t,m,s)");
   if (!o.to.empty()) {
     CDC_ASSIGN_OR_RETURN(f.to, tools::ParsePosition(o.to));
     if (f.to.kind == tools::Position::Kind::kEarliest ||

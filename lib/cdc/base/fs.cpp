@@ -28,6 +28,18 @@ Status ErrnoStatus(const std::string& what, const std::string& path, int err) {
   }
 }
 
+namespace {
+const char* FileKind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISLNK(m)) return "a symbolic link";
+  return "not a regular file";
+}
+}  // namespace
+
 FileHandle& FileHandle::operator=(FileHandle&& o) noexcept {
   if (this != &o) {
     Reset();
@@ -45,9 +57,31 @@ void FileHandle::Reset() {
 }
 
 Result<FileHandle> OpenFile(const std::string& path, int flags, int mode) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
-  if (fd < 0) return ErrnoStatus("open", path, errno);
-  return FileHandle(fd);
+  // Another user who can write the directory may have planted a symlink, a
+  // FIFO (open would wait for a writer), a device (/dev/zero never ends) or
+  // a directory under a name we use: never follow, never block, and look at
+  // what was opened before reading or writing a byte.
+  int fd =
+      ::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return Status::Corruption("refusing " + path +
+                                ": it is a symbolic link (not followed)");
+    if (errno == ENXIO || errno == EISDIR)  // a socket; a directory
+      return Status::Corruption("refusing " + path +
+                                ": it is not a regular file");
+    return ErrnoStatus("open", path, errno);
+  }
+  FileHandle f(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus("stat", path, errno);
+  if (!S_ISREG(st.st_mode))
+    return Status::Corruption("refusing " + path + ": it is " +
+                              FileKind(st.st_mode) + ", not a regular file");
+  if ((flags & O_NONBLOCK) == 0 &&
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    return ErrnoStatus("open", path, errno);
+  return f;
 }
 
 Status WriteAll(int fd, const char* data, size_t n, const std::string& path) {
@@ -109,7 +143,8 @@ Status SyncFile(int fd, const std::string& path) {
   return Status::OK();
 }
 
-Result<std::string> ReadFileToString(const std::string& path) {
+Result<std::string> ReadFileToString(const std::string& path,
+                                     size_t max_bytes) {
   CDC_ASSIGN_OR_RETURN(FileHandle f, OpenFile(path, O_RDONLY));
   std::string out;
   char buf[65536];
@@ -120,6 +155,9 @@ Result<std::string> ReadFileToString(const std::string& path) {
       return ErrnoStatus("read", path, errno);
     }
     if (r == 0) break;
+    if (out.size() + static_cast<size_t>(r) > max_bytes)
+      return Status::Corruption("refusing " + path + ": larger than " +
+                                std::to_string(max_bytes) + " bytes");
     out.append(buf, static_cast<size_t>(r));
   }
   return out;
@@ -128,7 +166,12 @@ Result<std::string> ReadFileToString(const std::string& path) {
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   std::string tmp = path + ".tmp";
   {
-    auto f = OpenFile(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    // A stale temporary of ours (a crash) or one another user planted, maybe
+    // a symlink to a victim file: unlink removes the name, never a target.
+    // O_EXCL then creates a fresh file or fails if someone raced us.
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+      return ErrnoStatus("remove stale", tmp, errno);
+    auto f = OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL);
     if (!f.ok()) return f.status();
     Status s = WriteAll(f->fd(), contents.data(), contents.size(), tmp);
     if (s.ok() && ::fsync(f->fd()) != 0) s = ErrnoStatus("fsync", tmp, errno);

@@ -37,6 +37,10 @@ class FileHandle {
   int fd_ = -1;
 };
 
+// Opens a regular file, never following a symlink in its last component and
+// never blocking: a symlink, FIFO, socket, device or directory under `path`
+// is refused (Corruption, naming what it is) before anything is read or
+// written. Every file cdc reads or writes in a log directory is opened here.
 Result<FileHandle> OpenFile(const std::string& path, int flags,
                             int mode = 0644);
 // Writes all of `n` bytes at the current offset (retrying short writes).
@@ -49,9 +53,15 @@ Result<size_t> PreadUpTo(int fd, char* buf, size_t n, uint64_t offset,
                          const std::string& path);
 Status SyncDir(const std::string& dir);
 Status SyncFile(int fd, const std::string& path);  // fdatasync
-Result<std::string> ReadFileToString(const std::string& path);
-// Writes a temporary file, fsyncs it, renames it over `path`, syncs the
-// directory. Readers see the old or the new contents, never a mixture.
+// Metadata files (log.json, seal records, LOCK) are small; a bigger one is
+// not ours and is refused (Corruption) rather than read into memory.
+inline constexpr size_t kMaxMetadataBytes = 1 << 20;
+Result<std::string> ReadFileToString(const std::string& path,
+                                     size_t max_bytes = kMaxMetadataBytes);
+// Writes a temporary file (`path`.tmp, created afresh with O_EXCL after
+// unlinking any stale one, so a planted symlink is never written through),
+// fsyncs it, renames it over `path`, syncs the directory. Readers see the
+// old or the new contents, never a mixture.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 Status MakeDir(const std::string& path);  // one level; OK if it exists
 Result<std::vector<std::string>> ListDir(const std::string& dir);

@@ -53,13 +53,27 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
   return true;
 }
 
+int DaysInMonth(int y, int m) {
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 }  // namespace
 
 std::string FormatTimestamp(int64_t us) {
-  int64_t secs = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
-  int64_t frac = us - secs * 1000000;
-  int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-  int64_t sod = secs - days * 86400;
+  // Floor division by remainders: negating `us` would overflow at INT64_MIN
+  // (a damaged seal record can hold any time).
+  int64_t secs = us / 1000000, frac = us % 1000000;
+  if (frac < 0) {
+    frac += 1000000;
+    --secs;
+  }
+  int64_t days = secs / 86400, sod = secs % 86400;
+  if (sod < 0) {
+    sod += 86400;
+    --days;
+  }
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
@@ -96,7 +110,7 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
   if (!Digits(s, 0, 4, &y) || s.size() < 10 || s[4] != '-' ||
       !Digits(s, 5, 2, &mo) || s[7] != '-' || !Digits(s, 8, 2, &d))
     return bad();
-  if (mo < 1 || mo > 12 || d < 1 || d > 31) return bad();
+  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo)) return bad();
   size_t p = 10;
   int64_t frac_us = 0;
   int64_t offset_s = 0;
@@ -131,7 +145,8 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
       if (!Digits(s, p + 1, 2, &oh)) return bad();
       size_t q = p + 3;
       if (q < s.size() && s[q] == ':') ++q;
-      if (!Digits(s, q, 2, &om)) return bad();
+      // RFC 3339's time-numoffset: hours 00-23, minutes 00-59.
+      if (!Digits(s, q, 2, &om) || oh > 23 || om > 59) return bad();
       offset_s = (oh * 3600 + om * 60) * (s[p] == '-' ? -1 : 1);
       p = q + 2;
     } else {

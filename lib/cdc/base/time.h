@@ -17,8 +17,9 @@ int64_t MonoMicros();
 // "2026-11-29T07:41:02.123456Z".
 std::string FormatTimestamp(int64_t unix_micros);
 // Accepts RFC 3339 / ISO 8601: date, 'T' or ' ', time with optional fraction
-// (up to 9 digits, truncated to µs), and 'Z' or a ±HH:MM offset. A bare date
-// means midnight UTC.
+// (up to 9 digits, truncated to µs), and 'Z' or a ±HH:MM offset (hours
+// 00-23, minutes 00-59, as RFC 3339 allows). A bare date means midnight UTC.
+// The date must exist (2026-02-30 does not; leap years are Gregorian).
 Result<int64_t> ParseTimestamp(std::string_view text);
 
 }  // namespace cdc

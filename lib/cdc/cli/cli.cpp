@@ -67,10 +67,65 @@ bool Output::WriteAll(std::string_view bytes) {
   return true;
 }
 
+std::string EscapeForTerminal(std::string_view t) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(t.size());
+  auto hex = [&](const char* prefix, unsigned char c) {
+    out += prefix;
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  };
+  for (size_t i = 0; i < t.size();) {
+    const unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c < 0x80) {
+      if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7f) {
+        hex("\\x", c);
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlongs, surrogates or > U+10FFFF).
+    size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+               : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4
+                                        : 0;
+    bool ok = n > 0 && i + n <= t.size();
+    for (size_t k = 1; ok && k < n; ++k)
+      ok = (static_cast<unsigned char>(t[i + k]) & 0xc0) == 0x80;
+    if (ok && n > 2) {
+      const unsigned char c1 = static_cast<unsigned char>(t[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) &&
+           !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (!ok) {
+      hex("\\x", c);
+      ++i;
+      continue;
+    }
+    const unsigned char c1 = static_cast<unsigned char>(t[i + 1]);
+    if (c == 0xc2 && c1 < 0xa0) {
+      hex("\\u00", c1);  // C1 control (U+0080-U+009F)
+    } else {
+      out.append(t.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
 int Report(std::string_view prog, const Status& s) {
   if (s.ok()) return 0;
   std::string line(prog);
-  line += ": " + s.message() + "\n";
+  line += ": " + EscapeForTerminal(s.message()) + "\n";
   if (s.code() == Code::kUsage)
     line += "Try \"" + std::string(prog) + " --help\" for more information.\n";
   (void)!::write(2, line.data(), line.size());

@@ -50,8 +50,15 @@ class Output {
   Status error_;
 };
 
-// Prints "prog: message" to stderr, plus a --help hint for usage errors,
-// and returns the exit code for `s`.
+// `text` safe to print on one terminal line: control characters (C0, DEL,
+// C1) become \n, \r, \t or \xHH / \u00HH, and bytes that are not valid
+// UTF-8 become \xHH, so input quoted in a message can neither forge a
+// line nor drive the terminal.
+std::string EscapeForTerminal(std::string_view text);
+
+// Prints "prog: message" to stderr (the message through
+// EscapeForTerminal), plus a --help hint for usage errors, and returns the
+// exit code for `s`.
 int Report(std::string_view prog, const Status& s);
 
 }  // namespace cdc::cli

@@ -1,9 +1,13 @@
 #include "cdc/cursor/consumers.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "cdc/base/fs.h"
@@ -14,6 +18,7 @@ namespace cdc::cursor {
 namespace {
 
 constexpr int kBusyTimeoutMs = 30000;
+constexpr size_t kSqliteMaxPath = 512;  // unix VFS's MAX_PATHNAME
 
 // Finalizes a prepared statement on every path out of a function.
 class Stmt {
@@ -72,9 +77,17 @@ Status ConsumerStore::Error(const std::string& what) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return Status::Busy(msg);
+    case SQLITE_CANTOPEN: {
+      // Only an errno says whether this is about permission.
+      const int err = sqlite3_system_errno(db_);
+      if (err == EACCES || err == EPERM || err == EROFS)
+        return Status::Permission(msg + ": " + strerror(err));
+      if (err == ENOENT || err == ENOTDIR)
+        return Status::NotFound(msg + ": " + strerror(err));
+      return Status::IOError(err ? msg + ": " + strerror(err) : msg);
+    }
     case SQLITE_READONLY:
     case SQLITE_PERM:
-    case SQLITE_CANTOPEN:
       return Status::Permission(msg);
     case SQLITE_FULL:
       return Status::IOError(msg + " (disk full)");
@@ -96,10 +109,28 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
     const std::string& log_dir) {
   std::unique_ptr<ConsumerStore> s(new ConsumerStore());
   s->path_ = JoinPath(log_dir, "consumers.db");
-  int rc = sqlite3_open_v2(
-      s->path_.c_str(), &s->db_,
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-      nullptr);
+  // SQLite's unix VFS takes absolute paths of under 512 bytes and fails
+  // with a bare "unable to open" beyond; say what is wrong instead (an I/O
+  // error, as open(2) reports ENAMETOOLONG).
+  char cwd[4096];
+  size_t abs_len = s->path_.size();
+  if (s->path_[0] != '/' && ::getcwd(cwd, sizeof cwd) != nullptr)
+    abs_len += std::strlen(cwd) + 1;
+  if (abs_len >= kSqliteMaxPath)
+    return Status::IOError("cannot open " + s->path_ +
+                           ": log directory path is too long for SQLite "
+                           "(it takes paths under " +
+                           std::to_string(kSqliteMaxPath) + " bytes)");
+  // SQLite follows symlinks and would block on a FIFO: refuse both, and
+  // anything else that is not a regular file, before it opens the file.
+  struct stat st;
+  if (::lstat(s->path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::Corruption("refusing " + s->path_ +
+                              ": it is not a regular file");
+  int rc = sqlite3_open_v2(s->path_.c_str(), &s->db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                               SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                           nullptr);
   if (rc != SQLITE_OK) {
     if (s->db_ == nullptr)
       return Status::IOError("cannot open " + s->path_ + ": out of memory");
@@ -122,12 +153,26 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
 Status ConsumerStore::Setup() {
   CDC_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
   CDC_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
-  return Exec(
-      "CREATE TABLE IF NOT EXISTS consumers ("
-      " name TEXT PRIMARY KEY,"
-      " acked_seq INTEGER NOT NULL,"
-      " created_us INTEGER NOT NULL,"
-      " updated_us INTEGER NOT NULL)");
+  CDC_RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS consumers ("
+           " name TEXT PRIMARY KEY,"
+           " acked_seq INTEGER NOT NULL,"
+           " created_us INTEGER NOT NULL,"
+           " updated_us INTEGER NOT NULL)"));
+  // A "consumers" table of another shape (another program's file, or a
+  // damaged one) is bad data, not an I/O error.
+  Stmt st(db_,
+          "SELECT name, acked_seq, created_us, updated_us FROM consumers "
+          "LIMIT 0");
+  if (!st.ok()) {
+    if ((sqlite3_errcode(db_) & 0xff) == SQLITE_ERROR)
+      return Status::Corruption(path_ +
+                                " is not a cdc consumer store (its consumers "
+                                "table has another schema: " +
+                                sqlite3_errmsg(db_) + ")");
+    return Error("cannot read consumers");
+  }
+  return Status::OK();
 }
 
 Result<std::optional<Consumer>> ConsumerStore::Get(const std::string& name) {

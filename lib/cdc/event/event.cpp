@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
+#include "cdc/event/json_object.h"
 
 namespace cdc::event {
 
@@ -14,8 +15,13 @@ NativePieces SplitNative(uint64_t seq, std::string_view stored, bool last,
   auto [end, ec] =
       std::to_chars(scratch + 7, scratch + sizeof scratch - 1, seq);
   (void)ec;
-  *end++ = ',';
   NativePieces p;
+  if (stored.size() <= 2) {  // "{}" (readers pass only "{...}" lines)
+    p.head = std::string_view(scratch, static_cast<size_t>(end - scratch));
+    p.tail = last ? ",\"last\":true}\n" : "}\n";
+    return p;
+  }
+  *end++ = ',';
   p.head = std::string_view(scratch, static_cast<size_t>(end - scratch));
   if (last) {
     p.body = stored.substr(1, stored.size() - 2);
@@ -103,35 +109,26 @@ bool ParseHead(std::string_view s, EventHead* h) {
 }
 
 Result<ImportedEvent> ParseImportLine(std::string_view line) {
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    size_t p = what.find("parse error");
-    return Status::BadInput("not valid JSON (" +
-                            (p == std::string::npos ? what : what.substr(p)) +
-                            ")");
-  }
-  if (!j.is_object()) return Status::BadInput("not a JSON object");
+  JsonObject j;
+  CDC_RETURN_IF_ERROR(ParseJsonObject(line, &j));
   auto need_string = [&](const char* k) -> Result<std::string> {
-    auto it = j.find(k);
-    if (it == j.end())
+    const JsonMember* m = j.find(k);
+    if (m == nullptr)
       return Status::BadInput(std::string("missing \"") + k + "\"");
-    if (!it->is_string())
+    if (m->kind != JsonKind::kString)
       return Status::BadInput(std::string("\"") + k + "\" must be a string");
-    return it->get<std::string>();
+    return m->string_value;
   };
   ImportedEvent ev;
   CDC_ASSIGN_OR_RETURN(std::string lsn, need_string("lsn"));
   auto parsed_lsn = ParseLsn(lsn);
   if (!parsed_lsn.ok()) return parsed_lsn.status();
   ev.lsn = *parsed_lsn;
-  auto xid = j.find("xid");
-  if (xid == j.end()) return Status::BadInput("missing \"xid\"");
-  if (!xid->is_number_unsigned())
+  const JsonMember* xid = j.find("xid");
+  if (xid == nullptr) return Status::BadInput("missing \"xid\"");
+  if (xid->kind != JsonKind::kUnsigned)
     return Status::BadInput("\"xid\" must be an integer >= 0");
-  ev.xid = xid->get<uint64_t>();
+  ev.xid = xid->unsigned_value;
   CDC_ASSIGN_OR_RETURN(std::string ts, need_string("ts"));
   auto parsed_ts = ParseTimestamp(ts);
   if (!parsed_ts.ok())
@@ -143,39 +140,43 @@ Result<ImportedEvent> ParseImportLine(std::string_view line) {
     return Status::BadInput("\"op\" must be one of c u d r t m s, not \"" + op +
                             "\"");
   std::string schema, table;
-  if (op != "m" || j.contains("schema") || j.contains("table")) {
+  if (op != "m" || j.find("schema") || j.find("table")) {
     CDC_ASSIGN_OR_RETURN(schema, need_string("schema"));
     CDC_ASSIGN_OR_RETURN(table, need_string("table"));
   }
   for (const char* k : {"key", "before", "after"}) {
-    auto it = j.find(k);
-    if (it != j.end() && !it->is_object() && !it->is_null())
+    const JsonMember* m = j.find(k);
+    if (m != nullptr && m->kind != JsonKind::kObject &&
+        m->kind != JsonKind::kNull)
       return Status::BadInput(std::string("\"") + k +
                               "\" must be an object or null");
   }
 
-  nlohmann::ordered_json out;
-  out["lsn"] = FormatLsn(ev.lsn);
-  out["xid"] = ev.xid;
-  out["ts"] = FormatTimestamp(ev.ts);
-  out["op"] = op;
+  std::string& out = ev.stored;
+  out.reserve(line.size() + 64);
+  out += "{\"lsn\":";
+  AppendJsonString(FormatLsn(ev.lsn), &out);
+  out += ",\"xid\":" + std::to_string(ev.xid) + ",\"ts\":";
+  AppendJsonString(FormatTimestamp(ev.ts), &out);
+  out += ",\"op\":";
+  AppendJsonString(op, &out);
   if (!schema.empty() || !table.empty() || op != "m") {
-    out["schema"] = schema;
-    out["table"] = table;
+    out += ",\"schema\":";
+    AppendJsonString(schema, &out);
+    out += ",\"table\":";
+    AppendJsonString(table, &out);
   }
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
+  for (const JsonMember& m : j.members) {
+    const std::string& k = m.key;
     if (k == "lsn" || k == "xid" || k == "ts" || k == "op" || k == "schema" ||
         k == "table" || k == "seq" || k == "last")
       continue;
-    out[k] = std::move(it.value());
+    out.push_back(',');
+    AppendJsonString(k, &out);
+    out.push_back(':');
+    out.append(j.value(m));
   }
-  try {
-    ev.stored = out.dump(-1, ' ', false,
-                         nlohmann::ordered_json::error_handler_t::strict);
-  } catch (const nlohmann::json::exception&) {
-    return Status::BadInput("string is not valid UTF-8");
-  }
+  out.push_back('}');
   return ev;
 }
 

@@ -58,8 +58,10 @@ struct ImportedEvent {
 //   "op"   one of c u d r t m s                required
 //   "schema", "table"  strings                 required unless op is m
 //   "key", "before", "after"  object or null   optional
-// Any other keys are kept as they are; "seq" and "last" are dropped (the log
-// assigns them). BadInput with a one-line reason otherwise.
+// Any other keys are kept as they are (compacted; numbers keep their text);
+// "seq" and "last" are dropped (the log assigns them). Nesting deeper than
+// kMaxJsonDepth, a number beyond a double's range and a repeated top-level
+// key are refused. BadInput with a one-line reason otherwise. Linear time.
 Result<ImportedEvent> ParseImportLine(std::string_view line);
 
 }  // namespace cdc::event

@@ -96,6 +96,23 @@ std::string DescribeHeaderState(HeaderState s, const FrameHeader& h) {
   return "bad header";
 }
 
+std::string CheckEventLines(std::string_view raw, uint32_t count) {
+  size_t pos = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    size_t nl = raw.find('\n', pos);
+    if (nl == std::string_view::npos)
+      return pos == raw.size()
+                 ? "payload holds " + std::to_string(i) +
+                       " events, header says " + std::to_string(count)
+                 : "event " + std::to_string(i) + " has no final newline";
+    if (nl - pos < 2 || raw[pos] != '{' || raw[nl - 1] != '}')
+      return "event " + std::to_string(i) + " is not a JSON object";
+    pos = nl + 1;
+  }
+  if (pos != raw.size()) return "payload has bytes after its last event";
+  return "";
+}
+
 Codec::Codec(int level)
     : cctx_(NewCompressor(level)),
       small_cctx_(ZSTD_createCCtx()),

@@ -89,6 +89,13 @@ inline constexpr size_t kSmallFrameBytes = 4096;
 // pieces, so the output buffer grows only by what compression produced.
 inline constexpr size_t kLargeFrameBytes = 4u << 20;
 
+// Checks a decompressed payload holds exactly `count` lines, each ending in
+// '\n' and shaped like a JSON object ('{' ... '}'). Returns what is wrong,
+// or an empty string. Readers check this before handing events out: a frame
+// can carry a valid checksum over a payload that breaks this (a writer bug,
+// or a crafted file), and that is corruption, never a crash.
+std::string CheckEventLines(std::string_view raw, uint32_t count);
+
 // Reusable compression contexts; one per thread.
 class Codec {
  public:

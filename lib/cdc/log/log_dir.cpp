@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -127,6 +129,31 @@ Status SetSource(const std::string& dir, LogIdentity* id,
                  const SourceIdentity& source) {
   id->source = source;
   return WriteFileAtomic(JoinPath(dir, "log.json"), IdentityJson(*id));
+}
+
+namespace {
+std::string WritableByOthers(const std::string& d) {
+  struct stat st;
+  if (::stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0) return "";
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o",
+           static_cast<unsigned>(st.st_mode & 07777));
+  return "warning: " + d + " is writable by " +
+         ((st.st_mode & S_IWOTH) ? "all users" : "its group") + " (mode " +
+         mode +
+         "); others could plant files there (files are opened without "
+         "following symlinks, but consider chmod go-w)";
+}
+}  // namespace
+
+std::string SharedDirWarning(const std::string& dir) {
+  std::string w = WritableByOthers(dir);
+  return w.empty() ? WritableByOthers(SegmentsDir(dir)) : w;
+}
+
+std::string SharedParentWarning(const std::string& file) {
+  return WritableByOthers(DirName(file));
 }
 
 Result<WriterLock> WriterLock::Acquire(const std::string& dir) {

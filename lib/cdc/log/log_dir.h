@@ -47,6 +47,14 @@ Result<LogIdentity> OpenOrCreateLog(const std::string& dir);
 Status SetSource(const std::string& dir, LogIdentity* id,
                  const SourceIdentity& source);
 
+// A warning (one line, no program name) when DIR or DIR/segments can be
+// written by other users (group or world write permission): they could
+// plant files under names the writer uses. Empty when neither can, or when
+// DIR does not exist yet.
+std::string SharedDirWarning(const std::string& dir);
+// The same for the directory holding FILE (e.g. --metrics-file).
+std::string SharedParentWarning(const std::string& file);
+
 // The exclusive writer lock (flock on DIR/LOCK), held until destruction or
 // process death. Busy when another process holds it.
 class WriterLock {

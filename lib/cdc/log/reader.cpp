@@ -230,6 +230,8 @@ Result<bool> LogReader::Next(Batch* b) {
       // The compressed form of a large frame is not kept for the next one.
       if (payload_.capacity() > (4u << 20)) std::string().swap(payload_);
       if (!s.ok()) return CorruptAt(off, h.first_seq, s.message());
+      std::string bad_lines = CheckEventLines(b->raw, h.event_count);
+      if (!bad_lines.empty()) return CorruptAt(off, h.first_seq, bad_lines);
       b->header = h;
       b->skip = skip_to_ > h.first_seq
                     ? static_cast<uint32_t>(skip_to_ - h.first_seq)

@@ -41,12 +41,16 @@ struct Batch {
   std::string raw;    // decompressed payload: event_count lines
   uint32_t skip = 0;  // leading events to skip (a seek into the frame)
 
-  // Calls fn(seq, line, last_in_txn) for each event after `skip`.
+  // Calls fn(seq, line, last_in_txn) for each event after `skip`. Batches
+  // from LogReader::Next passed CheckEventLines: every line is "{...}".
+  // Whatever `raw` holds, no view reaches outside it, and fn is called at
+  // most event_count times.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
     size_t pos = 0;
     uint64_t seq = header.first_seq;
-    for (uint32_t i = 0; i < header.event_count; ++i, ++seq) {
+    for (uint32_t i = 0; i < header.event_count && pos < raw.size();
+         ++i, ++seq) {
       size_t nl = raw.find('\n', pos);
       if (nl == std::string::npos) nl = raw.size();
       if (i >= skip) {

@@ -24,8 +24,14 @@ Result<RetentionResult> ApplyRetention(const std::string& dir,
     if (!s.seal) break;  // unsealed by a crash: the writer reseals it first
     bool too_big = policy.max_bytes && total > policy.max_bytes;
     bool too_many = policy.max_segments && count > policy.max_segments;
+    // A seal record can hold any time: the age must not overflow. An age
+    // beyond int64 is older than any limit.
+    int64_t age = 0;
+    const bool age_overflows =
+        __builtin_sub_overflow(now_us, s.seal->last_time, &age);
     bool too_old =
-        policy.max_age_us && now_us - s.seal->last_time > policy.max_age_us;
+        policy.max_age_us &&
+        (age_overflows ? s.seal->last_time < now_us : age > policy.max_age_us);
     if (!too_big && !too_many && !too_old) break;
     if (!dry_run) {
       if (::unlink(s.path.c_str()) != 0 && errno != ENOENT)

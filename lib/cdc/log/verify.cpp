@@ -8,22 +8,6 @@ namespace cdc::log {
 
 namespace {
 
-// Checks a decompressed payload holds `count` lines that look like objects.
-std::string CheckPayload(const std::string& raw, uint32_t count) {
-  size_t pos = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    size_t nl = raw.find('\n', pos);
-    if (nl == std::string::npos)
-      return "payload holds " + std::to_string(i) + " events, header says " +
-             std::to_string(count);
-    if (nl - pos < 2 || raw[pos] != '{' || raw[nl - 1] != '}')
-      return "event " + std::to_string(i) + " is not a JSON object";
-    pos = nl + 1;
-  }
-  if (pos != raw.size()) return "payload has bytes after its last event";
-  return "";
-}
-
 // Every field of a seal record against the segment: what the record says
 // is what seeking, listing and retention rely on without reading frames.
 void CheckSeal(const SegmentInfo& seg, uint64_t size, const SegmentScan& scan,
@@ -95,7 +79,7 @@ Result<VerifyReport> VerifyLog(
       rep.events += h.event_count;
       std::string what;
       Status s = codec.Decompress(h, payload, &raw);
-      what = s.ok() ? CheckPayload(raw, h.event_count) : s.message();
+      what = s.ok() ? CheckEventLines(raw, h.event_count) : s.message();
       if (what.empty() && h.txn_end()) {
         if (h.commit_lsn < prev_lsn)
           what = "commit LSN " + FormatLsn(h.commit_lsn) + " is before " +
