@@ -123,7 +123,15 @@ for kind in fifo zero dir sock; do
     done
   done
 done
-ok "a FIFO, /dev/zero, a directory or a socket as segment, log.json or consumers.db: 65 at once"
+gen_events 1 3 1 | cdc-log import --log "$T/sealfifo" -q --segment-size 1 --commit-delay 0
+rm "$T/sealfifo/segments/00000000000000000001.sealed"
+mkfifo "$T/sealfifo/segments/00000000000000000001.sealed"
+for cmd in "cdc-tail --log $T/sealfifo" "cdc-log info --log $T/sealfifo" "cdc-log segments --log $T/sealfifo"; do
+  expect_exit 65 timeout 10 $cmd
+  expect_one_line "refusing .*00000000000000000001.sealed: it is a FIFO, not a regular file"
+done
+expect_exit 1 timeout 10 cdc-log verify --log "$T/sealfifo" -q
+ok "a FIFO, /dev/zero, a directory or a socket as segment, seal record, log.json or consumers.db: refused at once"
 for kind in fifo zero; do
   d=$(nonfile "c$kind" none "$kind"); rm -rf "$d/none"
   [ $kind = fifo ] && mkfifo "$T/conf-fifo" && conf="$T/conf-fifo" || conf=/dev/zero

@@ -100,9 +100,9 @@ TEST_CASE("an object of a million keys imports in linear time",
           .count();
   REQUIRE(ev.ok());
   CHECK(ev->stored.size() == line.size() - kHead.size() + kStoredHead.size());
-  // Quadratic lookups took over 17 minutes here; linear work is about a
-  // second even under sanitizers.
-  CHECK(s < 30);
+  // Quadratic lookups took over 17 minutes here; linear work takes under a
+  // second (about 16 under ASan on a busy machine).
+  CHECK(s < 120);
 }
 
 }  // namespace cdc::event
