@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "cdc/base/sha256.h"
@@ -191,6 +193,63 @@ TEST_CASE("readers seek by seq, LSN and time without reading everything",
   CHECK((*r)->next_seq() == 201);
   REQUIRE((*r)->SeekSeq(999).ok());
   CHECK(first() == 0);
+}
+
+}  // namespace cdc::log
+
+namespace cdc::log {
+
+// Models the kernel's writeback-error reporting for descriptors that share
+// one open file description (dup): an error is reported once, to the first
+// fdatasync that checks after it happened; later ones succeed.
+TEST_CASE("an EIO from fdatasync is never lost to an overlapping sync",
+          "[log][writer][durability]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  std::mutex m;
+  std::condition_variable cv;
+  bool armed = false, consumed = false;
+  int calls = 0;
+  WriterOptions opts;
+  opts.compress_threads = 2;
+  opts.sync_file = [&](int fd, const std::string& path) -> Status {
+    std::unique_lock<std::mutex> lk(m);
+    if (!armed) {
+      lk.unlock();
+      return SyncFile(fd, path);
+    }
+    if (++calls == 1) {
+      // Sees the error and is slow to report it (descheduled, say).
+      consumed = true;
+      cv.notify_all();
+      lk.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      return Status::IOError("cannot fsync " + path + ": Input/output error");
+    }
+    cv.wait(lk, [&] { return consumed; });
+    return Status::OK();  // the error was reported to the other sync
+  };
+  auto w = LogWriter::Open(dir.path(), opts);
+  REQUIRE(w.ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+  REQUIRE((*w)->Commit(16, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  REQUIRE((*w)->durable_lsn() == 16);
+  {
+    std::lock_guard<std::mutex> lk(m);
+    armed = true;
+  }
+  REQUIRE((*w)->Append(test::EventLine(2, 0)).ok());
+  REQUIRE((*w)->Commit(32, 0, 2).ok());
+  REQUIRE((*w)->RequestSync().ok());  // its fdatasync gets the EIO
+  REQUIRE((*w)->Append(test::EventLine(3, 0)).ok());
+  REQUIRE((*w)->Commit(48, 0, 3).ok());
+  REQUIRE((*w)->RequestSync().ok());  // would succeed if it ran alongside
+  Status s = (*w)->WaitDurable(48, 2000);
+  CHECK(s.code() == Code::kIOError);
+  CHECK((*w)->durable_lsn() == 16);  // nothing past the failed sync
+  CHECK((*w)->Sync().code() == Code::kIOError);
+  CHECK((*w)->durable_lsn() == 16);
 }
 
 }  // namespace cdc::log

@@ -426,33 +426,71 @@ void LogWriter::Work() {
     lk.lock();
     ++turn_;
     cv_turn_.notify_all();
-    if (sync_fd >= 0) {
-      lk.unlock();
-      Status synced = TimedSync(sync_fd);
-      ::close(sync_fd);
-      syncs_running_.fetch_sub(1);
-      if (s.ok()) s = synced;
-      lk.lock();
-    }
     --in_flight_;
     if (!s.ok() && failed_.ok()) {
       failed_ = s;
       has_failed_ = true;
     }
-    if (job.kind == JobKind::kSync) {
-      // Syncs may finish out of order; a later one covers every byte an
-      // earlier one wrote, so the durable position only moves forward.
-      if (failed_.ok() && job.lsn > durable_lsn_.load()) durable_lsn_ = job.lsn;
-      if (failed_.ok() && job.flush > durable_flush_.load())
-        durable_flush_ = job.flush;
-      sync_done_ = std::max(sync_done_.load(), job.id);
-      cv_synced_.notify_all();
-    } else {
+    if (job.kind != JobKind::kSync) {
       queued_bytes_ -= job.raw_bytes;
+    } else if (sync_fd < 0) {
+      CompleteSync(SyncRequest{-1, job.lsn, job.flush, job.id}, s);
+    } else {
+      // Registered under the same hold of mu_ that passed the ticket on, so
+      // a later seal sees it as running or pending.
+      SyncRequest req{sync_fd, job.lsn, job.flush, job.id};
+      if (!s.ok()) {
+        ::close(req.fd);
+        syncs_running_.fetch_sub(1);
+        CompleteSync(req, s);
+      } else if (sync_running_) {
+        if (pending_sync_) {
+          // The newer request's fdatasync covers the older one's bytes.
+          ::close(pending_sync_->fd);
+          syncs_running_.fetch_sub(1);
+          req.lsn = std::max(req.lsn, pending_sync_->lsn);
+          req.flush = std::max(req.flush, pending_sync_->flush);
+          req.id = std::max(req.id, pending_sync_->id);
+        }
+        pending_sync_ = req;
+      } else {
+        sync_running_ = true;
+        RunSyncs(req, lk);
+      }
     }
     cv_turn_.notify_all();
     cv_space_.notify_all();
   }
+}
+
+void LogWriter::RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk) {
+  for (;;) {
+    lk.unlock();
+    Status s = TimedSync(req.fd);
+    ::close(req.fd);
+    lk.lock();
+    syncs_running_.fetch_sub(1);
+    CompleteSync(req, s);
+    if (!pending_sync_) break;
+    req = *pending_sync_;
+    pending_sync_.reset();
+  }
+  sync_running_ = false;
+  cv_sync_idle_.notify_all();
+}
+
+void LogWriter::CompleteSync(const SyncRequest& req, const Status& s) {
+  if (!s.ok() && failed_.ok()) {
+    failed_ = s;
+    has_failed_ = true;
+  }
+  // Syncs run one at a time and a failure is final (sync_error_), so a
+  // successful one covers every byte written before it was requested.
+  if (failed_.ok() && req.lsn > durable_lsn_.load()) durable_lsn_ = req.lsn;
+  if (failed_.ok() && req.flush > durable_flush_.load())
+    durable_flush_ = req.flush;
+  sync_done_ = std::max(sync_done_.load(), req.id);
+  cv_synced_.notify_all();
 }
 
 Status LogWriter::Place(const Job& job) {
@@ -503,9 +541,16 @@ Status LogWriter::WriteOut(std::string_view bytes) {
 
 Status LogWriter::TimedSync(int fd) {
   // Never retried: after a failed fsync the page cache may have dropped
-  // the dirty pages, so a later success would prove nothing.
+  // the dirty pages, so a later success would prove nothing. Only one
+  // thread runs here at a time (sync_running_).
+  if (!sync_error_.ok()) return sync_error_;
   const int64_t t0 = MonoMicros();
-  CDC_RETURN_IF_ERROR(SyncFile(fd, path_));
+  Status synced =
+      opts_.sync_file ? opts_.sync_file(fd, path_) : SyncFile(fd, path_);
+  if (!synced.ok()) {
+    sync_error_ = synced;
+    return synced;
+  }
   const int64_t us = MonoMicros() - t0;
   int b = 0;
   while (b < SyncStats::kBuckets - 1 && us > SyncStats::kBoundsUs[b]) ++b;
@@ -524,7 +569,17 @@ Status LogWriter::DoSync(const Job& job, int* sync_fd) {
   // durable until it is: sync again (which waits for that writeback).
   if (unsynced_bytes_ > 0 || syncs_running_.load() > 0) {
     if (seal) {
-      CDC_RETURN_IF_ERROR(TimedSync(fd_.fd()));
+      // Sealing needs this segment durable now: wait for the sync in
+      // flight (and those queued behind it), then run ours in its place.
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_sync_idle_.wait(lk, [&] { return !sync_running_; });
+      sync_running_ = true;
+      lk.unlock();
+      Status synced = TimedSync(fd_.fd());
+      lk.lock();
+      sync_running_ = false;
+      cv_sync_idle_.notify_all();
+      CDC_RETURN_IF_ERROR(synced);
     } else {
       // The fsync itself runs after the ticket is passed on, so later
       // frames reach the file (and followers) while it waits on the disk.

@@ -13,8 +13,9 @@
 // NDJSON) keeps its core; frames are then written, fsynced and segments
 // sealed strictly in queue order, one thread at a time (a ticket). Memory stays
 // bounded by the frame size, queue depth and write buffer however large a
-// transaction grows. A failed write or fsync is fatal: every later call returns
-// the same error and durable_lsn() never moves again.
+// transaction grows. One fdatasync runs at a time (later requests wait and
+// are covered by one more). A failed write or fsync is fatal: every later
+// call returns the same error and durable_lsn() never moves again.
 //
 // All methods are for one caller thread, except durable_lsn() and
 // WaitDurable(), which any thread may call.
@@ -24,8 +25,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -49,6 +52,9 @@ struct WriterOptions {
   size_t batch_bytes = 64u << 10;        // small frames travel together
   int compress_threads = 2;              // frames compressed in parallel
   int zstd_level = 1;
+  // The fdatasync of a segment (SyncFile unless set). Tests inject disk
+  // errors here.
+  std::function<Status(int fd, const std::string& path)> sync_file;
 };
 
 struct RecoveryReport {
@@ -173,6 +179,16 @@ class LogWriter {
   // Writes what is buffered; sets *sync_fd to a descriptor to fdatasync
   // once the ticket is released (or syncs inline before sealing).
   Status DoSync(const Job& job, int* sync_fd);
+  // A sync request waiting for (or running) the file's one fdatasync.
+  struct SyncRequest {
+    int fd = -1;  // a dup of the segment's descriptor, owned
+    Lsn lsn = 0, flush = 0;
+    uint64_t id = 0;
+  };
+  // Runs `req` and every request that arrives meanwhile, one fdatasync at
+  // a time; called with mu_ held by the thread that set sync_running_.
+  void RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk);
+  void CompleteSync(const SyncRequest& req, const Status& s);
   Status TimedSync(int fd);
   Status Flush();
   // Writes `bytes` at the end of the segment (the buffer must be empty).
@@ -229,7 +245,16 @@ class LogWriter {
   std::atomic<bool> has_failed_{false};
   std::atomic<Lsn> durable_lsn_{0};
   std::atomic<Lsn> durable_flush_{0};
-  std::atomic<int> syncs_running_{0};  // fdatasyncs outside the ticket
+  std::atomic<int> syncs_running_{0};  // sync requests not yet completed
+  // One fdatasync per file at a time: descriptors made by dup() share one
+  // writeback-error cursor, so of two overlapping fdatasyncs one may
+  // succeed after the other consumed the error (and the durable position
+  // would pass data that never reached the disk). Requests arriving while
+  // one runs wait in pending_sync_ (the newest covers the older ones).
+  bool sync_running_ = false;
+  std::optional<SyncRequest> pending_sync_;
+  std::condition_variable cv_sync_idle_;
+  Status sync_error_;  // the first failed fdatasync: every later one fails
   SyncStats stats_;
   std::condition_variable cv_turn_;
   std::vector<std::thread> workers_;
