@@ -5,6 +5,7 @@
 #include "cdc/log/scan.h"
 #include "cdc/log/verify.h"
 #include "cdc/log/writer.h"
+#include "runners.h"
 #include "test_util.h"
 
 namespace cdc::log {
@@ -47,6 +48,9 @@ void CheckEveryCut(const std::string& pristine, const std::string& work) {
     std::filesystem::copy(pristine, work,
                           std::filesystem::copy_options::recursive);
     test::TruncateFile(work + "/" + rel, cut);
+    // A torn write tears only what no fdatasync covered yet: the durable
+    // mark would not reach into it.
+    std::filesystem::remove(work + "/durable");
     uint64_t expect_next = newest.base_seq;
     for (const auto& fr : frames)
       if (fr.end <= cut && fr.txn_end) expect_next = fr.end_seq;
@@ -120,6 +124,73 @@ TEST_CASE(
                                "00000000000000000001.seg at offset 0 (seq "
                                "1-"));
   CHECK(test::SizeOf(seg) == size);  // nothing was cut
+}
+
+}  // namespace cdc::log
+
+namespace cdc::log {
+
+TEST_CASE(
+    "a bad frame at the end of the newest segment below the durable mark "
+    "is corruption, never cut",
+    "[log][recovery][corruption][durability]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 10, 2);  // closing the writer records the mark
+  auto mark = ReadDurableMark(log);
+  REQUIRE(mark.ok());
+  REQUIRE(mark->has_value());
+  const std::string seg = log + "/segments/" + SegmentFileName(1);
+  const uint64_t size = test::SizeOf(seg);
+  CHECK((*mark)->segment == 1);
+  CHECK((*mark)->bytes == size);
+  auto frames = Frames(seg, 1);
+  const FrameSpan last = frames.back();
+  test::FlipByte(seg, last.offset + kFrameHeaderSize + 2);  // payload
+
+  auto w = LogWriter::Open(log, {});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.status().code() == Code::kCorruption);
+  CHECK(w.status().message() ==
+        "corrupt frame in segments/00000000000000000001.seg at offset " +
+            std::to_string(last.offset) +
+            " (seq 19-?): checksum mismatch below the " + std::to_string(size) +
+            " bytes known durable (refusing to cut acknowledged data)");
+  CHECK(test::SizeOf(seg) == size);
+  // import would have reused seq 19-20 for other events.
+  CHECK(test::RunTool(logtool::RunCli,
+                      {"cdc-log", "import", "--log", log, "-q"}) == 65);
+  CHECK(test::SizeOf(seg) == size);
+  auto rep = VerifyLog(log);
+  REQUIRE(rep.ok());
+  CHECK_FALSE(rep->ok());
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}) == 65);
+
+  // Without the mark the same bytes could be a torn write: cut.
+  std::filesystem::remove(log + "/durable");
+  auto w2 = LogWriter::Open(log, {});
+  REQUIRE(w2.ok());
+  CHECK((*w2)->recovery().truncated_bytes == size - last.offset);
+}
+
+TEST_CASE("a newest segment truncated below the durable mark is corruption",
+          "[log][recovery][corruption][durability]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 10, 2);
+  const std::string seg = log + "/segments/" + SegmentFileName(1);
+  const uint64_t size = test::SizeOf(seg);
+  auto frames = Frames(seg, 1);
+  test::TruncateFile(seg, frames.back().offset);  // a whole transaction
+  auto w = LogWriter::Open(log, {});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.status().code() == Code::kCorruption);
+  CHECK_THAT(w.status().message(),
+             Catch::Contains("segment ends below the " + std::to_string(size) +
+                             " bytes known durable"));
+  auto rep = VerifyLog(log);
+  REQUIRE(rep.ok());
+  CHECK_FALSE(rep->ok());
 }
 
 }  // namespace cdc::log

@@ -209,6 +209,33 @@ Status CheckSealedSegment(const SegmentInfo& seg, uint64_t size,
   return Status::OK();
 }
 
+Result<std::optional<DurableMark>> ReadDurableMark(const std::string& log_dir) {
+  auto text = ReadFileToString(JoinPath(log_dir, "durable"));
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound)
+      return std::optional<DurableMark>();
+    return text.status();
+  }
+  try {
+    auto j = nlohmann::json::parse(*text);
+    if (j.is_object() && j.contains("segment") && j.contains("bytes") &&
+        j["segment"].is_number_unsigned() && j["bytes"].is_number_unsigned() &&
+        j["segment"].get<uint64_t>() > 0)
+      return std::optional<DurableMark>(DurableMark{
+          j["segment"].get<uint64_t>(), j["bytes"].get<uint64_t>()});
+  } catch (const nlohmann::json::exception&) {
+  }
+  return Status::Corruption("unreadable durable mark " +
+                            JoinPath(log_dir, "durable"));
+}
+
+Status WriteDurableMark(const std::string& log_dir, const DurableMark& m) {
+  nlohmann::ordered_json j;
+  j["segment"] = m.segment;
+  j["bytes"] = m.bytes;
+  return WriteFileAtomic(JoinPath(log_dir, "durable"), j.dump() + "\n");
+}
+
 Result<SegmentFile> SegmentFile::Open(const std::string& path) {
   SegmentFile f;
   f.path_ = path;

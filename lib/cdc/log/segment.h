@@ -105,6 +105,21 @@ class SegmentFile {
   FileHandle fd_;
 };
 
+// How far the log is known durable: the writer records, after an fdatasync
+// completes (at most every WriterOptions::durable_mark_ms, and when it
+// closes), that the first `bytes` bytes of segment `segment` (its first
+// seq) are on disk and end at a transaction end. A crash can only tear
+// what was written after the last fdatasync, so damage below the mark is
+// corruption of acknowledged data, never a torn tail to cut.
+struct DurableMark {
+  uint64_t segment = 0;
+  uint64_t bytes = 0;
+};
+// LOG/durable: nullopt when there is none (a log not yet synced, or made
+// before marks); Corruption when it cannot be read.
+Result<std::optional<DurableMark>> ReadDurableMark(const std::string& log_dir);
+Status WriteDurableMark(const std::string& log_dir, const DurableMark& m);
+
 // "corrupt frame in segments/X.seg at offset N (seq A-B): detail"
 std::string DescribeCorruption(const std::string& segment_name, uint64_t offset,
                                uint64_t first_seq, uint64_t last_seq,

@@ -51,6 +51,15 @@ Result<VerifyReport> VerifyLog(
   CDC_RETURN_IF_ERROR(ReadIdentity(dir).status());
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir));
   VerifyReport rep;
+  auto mark = ReadDurableMark(dir);
+  if (!mark.ok() && mark.status().code() != Code::kCorruption)
+    return mark.status();
+  if (!mark.ok()) rep.problems.push_back(mark.status().message());
+  if (mark.ok() && *mark && !segs.empty() &&
+      (*mark)->segment > segs.back().base_seq)
+    rep.problems.push_back("the durable mark names " +
+                           SegmentDisplayName((*mark)->segment) +
+                           ", which is missing");
   uint64_t total = 0;
   for (const auto& s : segs) {
     CDC_ASSIGN_OR_RETURN(uint64_t n, FileSize(s.path));
@@ -93,10 +102,21 @@ Result<VerifyReport> VerifyLog(
     };
     CDC_ASSIGN_OR_RETURN(SegmentScan scan,
                          ScanSegment(f, size, seg.base_seq, true, visit));
+    // The newest segment may end torn only beyond what was fsynced.
+    const uint64_t durable =
+        newest && mark.ok() && *mark && (*mark)->segment == seg.base_seq
+            ? (*mark)->bytes
+            : 0;
+    // A clean end (or an open transaction) below the mark: data cut away.
+    if (newest && scan.stop == FrameStatus::kEnd && scan.txn_end < durable)
+      rep.problems.push_back(DescribeCorruption(
+          seg.name, scan.txn_end, scan.next_seq, 0,
+          "the segment's complete transactions end below the " +
+              std::to_string(durable) + " bytes known durable"));
     if (scan.stop != FrameStatus::kEnd) {
       CDC_ASSIGN_OR_RETURN(auto later,
                            f.FindValidFrameAfter(scan.valid_end, size));
-      if (newest && !later) {
+      if (newest && !later && scan.txn_end >= durable) {
         rep.notes.push_back(seg.name + ": torn tail of " +
                             std::to_string(size - scan.valid_end) +
                             " bytes at offset " +

@@ -22,6 +22,28 @@ LogWriter::~LogWriter() {
   }
   cv_work_.notify_all();
   for (auto& t : workers_) t.join();
+  // What the last sync made durable is protected from now on too.
+  if (failed_.ok()) MaybeWriteMark(/*force=*/true);
+}
+
+void LogWriter::MaybeWriteMark(bool force) {
+  DurableMark m;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    m = mark_synced_;
+  }
+  if (m.segment == 0 ||
+      (m.segment == mark_written_.segment && m.bytes == mark_written_.bytes))
+    return;
+  const int64_t now = MonoMicros();
+  if (!force && mark_written_at_ != 0 &&
+      now - mark_written_at_ < int64_t{opts_.durable_mark_ms} * 1000)
+    return;
+  // A failure here loses no data, only protection: the old mark stays.
+  if (WriteDurableMark(dir_, m).ok()) {
+    mark_written_ = m;
+    mark_written_at_ = now;
+  }
 }
 
 Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
@@ -121,13 +143,29 @@ Status LogWriter::Recover() {
                                                    scan.stop_detail));
     }
   }
+  // Bytes below the durable mark were fsynced: no crash tore them, and
+  // their transactions may have been acknowledged. Never cut them.
+  CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
+  if (mark && mark->segment > active.base_seq)
+    return Status::Corruption(
+        "the durable mark names " + SegmentDisplayName(mark->segment) +
+        ", which is missing (the newest segment is " + active.name + ")");
+  if (mark && mark->segment == active.base_seq && scan.txn_end < mark->bytes)
+    return Status::Corruption(DescribeCorruption(
+        active.name, scan.txn_end, scan.next_seq, 0,
+        (scan.stop == FrameStatus::kEnd    ? std::string("segment ends")
+         : scan.stop == FrameStatus::kTorn ? std::string("truncated frame")
+                                           : scan.stop_detail) +
+            " below the " + std::to_string(mark->bytes) +
+            " bytes known durable (refusing to cut acknowledged data)"));
+  if (mark) mark_written_ = mark_synced_ = *mark;
   if (scan.txn_end < size) {
     if (::ftruncate(fd_.fd(), static_cast<off_t>(scan.txn_end)) != 0)
       return ErrnoStatus("truncate", path_, errno);
     CDC_RETURN_IF_ERROR(SyncFile(fd_.fd(), path_));
     recovery_.truncated_bytes = size - scan.txn_end;
   }
-  file_size_ = scan.txn_end;
+  file_size_ = commit_end_ = scan.txn_end;
   next_seq_ = scan.next_seq;
   if (scan.has_commit) {
     has_commit_ = true;
@@ -181,7 +219,7 @@ Status LogWriter::OpenActive(uint64_t base_seq, bool create) {
   if (!f.ok()) return f.status();
   fd_ = std::move(f).value();
   if (create) CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir_)));
-  file_size_ = 0;
+  file_size_ = commit_end_ = 0;
   sha_.Reset();
   seg_has_commit_ = false;
   seg_first_lsn_ = seg_last_lsn_ = 0;
@@ -434,11 +472,12 @@ void LogWriter::Work() {
     if (job.kind != JobKind::kSync) {
       queued_bytes_ -= job.raw_bytes;
     } else if (sync_fd < 0) {
-      CompleteSync(SyncRequest{-1, job.lsn, job.flush, job.id}, s);
+      CompleteSync(SyncRequest{-1, job.lsn, job.flush, job.id, {}}, s);
     } else {
       // Registered under the same hold of mu_ that passed the ticket on, so
       // a later seal sees it as running or pending.
-      SyncRequest req{sync_fd, job.lsn, job.flush, job.id};
+      SyncRequest req{sync_fd, job.lsn, job.flush, job.id,
+                      DurableMark{base_seq_, commit_end_}};
       if (!s.ok()) {
         ::close(req.fd);
         syncs_running_.fetch_sub(1);
@@ -451,6 +490,7 @@ void LogWriter::Work() {
           req.lsn = std::max(req.lsn, pending_sync_->lsn);
           req.flush = std::max(req.flush, pending_sync_->flush);
           req.id = std::max(req.id, pending_sync_->id);
+          // req is the newer: its mark is the later one.
         }
         pending_sync_ = req;
       } else {
@@ -471,6 +511,12 @@ void LogWriter::RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk) {
     lk.lock();
     syncs_running_.fetch_sub(1);
     CompleteSync(req, s);
+    if (s.ok() && failed_.ok()) {
+      mark_synced_ = req.mark;
+      lk.unlock();
+      MaybeWriteMark(/*force=*/false);
+      lk.lock();
+    }
     if (!pending_sync_) break;
     req = *pending_sync_;
     pending_sync_.reset();
@@ -495,9 +541,13 @@ void LogWriter::CompleteSync(const SyncRequest& req, const Status& s) {
 
 Status LogWriter::Place(const Job& job) {
   const uint64_t base = file_size_ + out_.size();
-  for (const Frame& f : job.frames) {
+  for (size_t i = 0; i < job.frames.size(); ++i) {
+    const Frame& f = job.frames[i];
     if (f.first_of_txn) txn_file_start_ = base + f.encoded_at;
     if (!f.header.txn_end()) continue;
+    commit_end_ =
+        base + (i + 1 < job.frames.size() ? job.frames[i + 1].encoded_at
+                                          : job.encoded.size());
     if (!seg_has_commit_) {
       seg_first_lsn_ = f.header.commit_lsn;
       seg_first_time_ = f.header.commit_time;

@@ -41,6 +41,7 @@
 #include "cdc/log/frame.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/position.h"
+#include "cdc/log/segment.h"
 
 namespace cdc::log {
 
@@ -55,6 +56,9 @@ struct WriterOptions {
   // The fdatasync of a segment (SyncFile unless set). Tests inject disk
   // errors here.
   std::function<Status(int fd, const std::string& path)> sync_file;
+  // The durable mark (LOG/durable) is rewritten after an fdatasync at
+  // most this often, and when the writer closes.
+  int durable_mark_ms = 1000;
 };
 
 struct RecoveryReport {
@@ -184,7 +188,11 @@ class LogWriter {
     int fd = -1;  // a dup of the segment's descriptor, owned
     Lsn lsn = 0, flush = 0;
     uint64_t id = 0;
+    DurableMark mark;  // what is durable once it completes
   };
+  // Writes mark_synced_ when it is newer than what LOG/durable says and
+  // `force` or durable_mark_ms has passed. Called by the syncer.
+  void MaybeWriteMark(bool force);
   // Runs `req` and every request that arrives meanwhile, one fdatasync at
   // a time; called with mu_ held by the thread that set sync_running_.
   void RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk);
@@ -255,6 +263,10 @@ class LogWriter {
   std::optional<SyncRequest> pending_sync_;
   std::condition_variable cv_sync_idle_;
   Status sync_error_;  // the first failed fdatasync: every later one fails
+  DurableMark mark_synced_;   // under mu_: the newest synced mark
+  DurableMark mark_written_;  // syncer only: what LOG/durable holds
+  int64_t mark_written_at_ = 0;
+  uint64_t commit_end_ = 0;  // background: offset after the last TXN_END
   SyncStats stats_;
   std::condition_variable cv_turn_;
   std::vector<std::thread> workers_;
