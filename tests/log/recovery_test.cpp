@@ -191,6 +191,23 @@ TEST_CASE("a newest segment truncated below the durable mark is corruption",
   auto rep = VerifyLog(log);
   REQUIRE(rep.ok());
   CHECK_FALSE(rep->ok());
+  // Readers do not take the cut for the end of the log either.
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}) == 65);
+  auto r = LogReader::Open(log);
+  REQUIRE(r.ok());
+  Batch b;
+  Result<bool> more = true;
+  while (more.ok() && *more) more = (*r)->Next(&b);
+  REQUIRE_FALSE(more.ok());
+  CHECK(more.status().code() == Code::kCorruption);
+  CHECK(more.status().message() ==
+        "segments/00000000000000000001.seg is truncated: " +
+            std::to_string(frames.back().offset) +
+            " bytes, but the durable mark says " + std::to_string(size) +
+            " were fsynced (events from seq 19 on are lost)");
+  // Without the mark the shorter segment is an ordinary end.
+  std::filesystem::remove(log + "/durable");
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}) == 0);
 }
 
 }  // namespace cdc::log

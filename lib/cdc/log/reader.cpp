@@ -185,6 +185,19 @@ Result<LogReader::Step> LogReader::AtNewest(bool own_listed) {
     CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
     if (later || stop_fatal_) return CorruptAt(scan_, scan_seq_, stop_detail_);
   }
+  // Bytes below the durable mark were fsynced, and nothing but damage
+  // shortens them. The mark is read before the size: the writer only moves
+  // it past bytes already in the file, so a newer mark cannot outrun them.
+  CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
+  if (mark && mark->segment == base_seq_) {
+    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    if (size < mark->bytes)
+      return Status::Corruption(
+          seg_name_ + " is truncated: " + std::to_string(size) +
+          " bytes, but the durable mark says " + std::to_string(mark->bytes) +
+          " were fsynced (events from seq " + std::to_string(scan_seq_) +
+          " on are lost)");
+  }
   return Step::kEnd;
 }
 
