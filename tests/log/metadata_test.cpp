@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cdc/log/log_dir.h"
+#include "cdc/log/reader.h"
 #include "cdc/log/segment.h"
 #include "cdc/log/verify.h"
 #include "runners.h"
@@ -106,6 +107,43 @@ TEST_CASE("a directory holding segments but no log.json is not adopted",
   std::filesystem::create_directories(fresh + "/segments");
   std::ofstream(fresh + "/segments/" + SegmentFileName(1)).close();
   CHECK(OpenOrCreateLog(fresh).ok());
+}
+
+}  // namespace cdc::log
+
+namespace cdc::log {
+
+TEST_CASE("a seek by LSN does not skip a segment on an edited seal record",
+          "[log][corruption][seek]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  WriterOptions opts;
+  opts.segment_bytes = 2048;
+  test::WriteTxns(log, 1, 40, 4, opts);
+  auto segs = ListSegments(log);
+  REQUIRE(segs->size() >= 3);
+  const SegmentInfo& s = (*segs)[1];
+  REQUIRE(s.seal);
+  const Lsn target = s.seal->last_lsn;  // the last commit of segment 1
+  auto before = LogReader::Open(log);
+  REQUIRE(before.ok());
+  REQUIRE((*before)->SeekLsn(target).ok());
+  const uint64_t want = (*before)->next_seq();
+  CHECK(want < s.seal->end_seq);  // the seek lands in segment 1
+
+  // Plausible (not before first_lsn) but wrong: only the frames tell.
+  REQUIRE(s.seal->first_lsn < target);
+  EditSeal(s.path, "last_lsn", FormatLsn(s.seal->first_lsn));
+  auto r = LogReader::Open(log);
+  REQUIRE(r.ok());
+  Status st = (*r)->SeekLsn(target);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == Code::kCorruption);
+  CHECK_THAT(st.message(),
+             Catch::StartsWith("the seal record of " + s.name +
+                               " does not match its frames (its last commit "
+                               "is at " +
+                               FormatLsn(target)));
 }
 
 }  // namespace cdc::log

@@ -301,6 +301,31 @@ Status LogReader::SeekSeq(uint64_t seq) {
 }
 
 template <typename Key>
+Status LogReader::CheckSkipped(const SegmentInfo& seg, Key key_of_header,
+                               uint64_t target) {
+  // Commit LSNs only grow, so if the last commit of the segment just before
+  // the one the seek starts in lies below the target, every segment skipped
+  // on the word of its seal record rightly was; one header walk proves it
+  // even when an earlier record's last_lsn was edited.
+  auto f = SegmentFile::Open(seg.path);
+  if (!f.ok() && f.status().code() == Code::kNotFound) return Status::OK();
+  CDC_RETURN_IF_ERROR(f.status());
+  CDC_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  CDC_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(*f, size, seg.base_seq,
+                                                     /*verify=*/false));
+  FrameHeader last;
+  last.commit_lsn = scan.last_lsn;
+  last.commit_time = scan.last_time;
+  if (scan.has_commit && key_of_header(last) >= target)
+    return Status::Corruption(
+        "the seal record of " + seg.name +
+        " does not match its frames (its last commit is at " +
+        FormatLsn(scan.last_lsn) + ", " + FormatTimestamp(scan.last_time) +
+        "): run cdc-log verify");
+  return Status::OK();
+}
+
+template <typename Key>
 Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
                              uint64_t target) {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
@@ -318,6 +343,8 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
     CDC_RETURN_IF_ERROR(
         CheckSealedSegment(segs[i], *size, segs[i + 1].base_seq));
   }
+  if (i > 0)
+    CDC_RETURN_IF_ERROR(CheckSkipped(segs[i - 1], key_of_header, target));
   for (; i < segs.size(); ++i) {
     const bool newest = i + 1 == segs.size();
     CDC_RETURN_IF_ERROR(OpenListedSegment(segs[i].base_seq));

@@ -108,6 +108,9 @@ class LogReader {
   Result<const std::vector<uint64_t>*> SegmentBases();
   Status CorruptAt(uint64_t off, uint64_t first_seq, const std::string& what);
   template <typename Key>
+  Status CheckSkipped(const SegmentInfo& seg, Key key_of_header,
+                      uint64_t target);
+  template <typename Key>
   Status SeekCommit(Key key_of_seal, Key key_of_header, uint64_t target);
 
   std::string dir_;
