@@ -55,6 +55,15 @@ void WriteTxns(const std::string& dir, uint64_t first_txn, uint64_t txns,
   REQUIRE((*w)->Sync().ok());
 }
 
+Result<std::vector<log::SegmentInfo>> WriteSmallSegments(const std::string& dir,
+                                                         uint64_t txns,
+                                                         uint64_t per_txn) {
+  log::WriterOptions opts;
+  opts.segment_bytes = 2048;
+  WriteTxns(dir, 1, txns, per_txn, opts);
+  return log::ListSegments(dir);
+}
+
 ReadResult ReadAll(const std::string& dir) {
   ReadResult r;
   auto reader = log::LogReader::Open(dir);

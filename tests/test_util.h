@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cdc/log/segment.h"
 #include "cdc/log/writer.h"
 
 namespace cdc::test {
@@ -31,6 +32,12 @@ std::string EventLine(uint64_t txn, uint64_t i, size_t pad = 16);
 void WriteTxns(const std::string& dir, uint64_t first_txn, uint64_t txns,
                uint64_t per_txn, const log::WriterOptions& opts = {},
                size_t pad = 16);
+
+// WriteTxns into 2 KiB segments, so even a few dozen transactions span
+// several sealed segments; returns the log's segments.
+Result<std::vector<log::SegmentInfo>> WriteSmallSegments(const std::string& dir,
+                                                         uint64_t txns,
+                                                         uint64_t per_txn);
 
 struct ReadResult {
   std::vector<uint64_t> seqs;

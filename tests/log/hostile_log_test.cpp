@@ -118,7 +118,7 @@ TEST_CASE("Batch::ForEach stays inside a payload of any shape",
   b.header.event_count = 5;
   b.header.flags = kFlagTxnEnd;
   for (const std::string& raw : {std::string(""), std::string("{}"),
-                                std::string("\n\n"), std::string("{}\n{")}) {
+                                 std::string("\n\n"), std::string("{}\n{")}) {
     b.raw = raw;
     size_t calls = 0;
     b.ForEach([&](uint64_t, std::string_view line, bool) {
@@ -172,10 +172,7 @@ TEST_CASE("seal records and metadata that are not regular files are refused",
           "[log][hostile]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
-  WriterOptions opts;
-  opts.segment_bytes = 2048;
-  test::WriteTxns(log, 1, 30, 4, opts);
-  auto segs = ListSegments(log);
+  auto segs = test::WriteSmallSegments(log, 30, 4);
   REQUIRE(segs.ok());
   REQUIRE(segs->size() >= 3);
   // A FIFO in place of a sealed segment: tail and verify must not wait on it.
@@ -198,10 +195,7 @@ TEST_CASE("retention and info survive seal times at the ends of int64",
           "[log][hostile]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
-  WriterOptions opts;
-  opts.segment_bytes = 2048;
-  test::WriteTxns(log, 1, 30, 4, opts);
-  auto segs = ListSegments(log);
+  auto segs = test::WriteSmallSegments(log, 30, 4);
   REQUIRE(segs.ok());
   REQUIRE(segs->size() >= 3);
   for (int64_t t : {INT64_MIN, INT64_MIN + 1, INT64_MAX}) {

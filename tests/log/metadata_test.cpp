@@ -32,10 +32,8 @@ TEST_CASE("verify checks every field of a seal record",
           "[log][corruption][verify]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
-  WriterOptions opts;
-  opts.segment_bytes = 2048;
-  test::WriteTxns(log, 1, 40, 4, opts);
-  auto segs = ListSegments(log);
+  auto segs = test::WriteSmallSegments(log, 40, 4);
+  REQUIRE(segs.ok());
   REQUIRE(segs->size() >= 3);
   const SegmentInfo& s = (*segs)[1];
   REQUIRE(s.seal);
@@ -117,10 +115,8 @@ TEST_CASE("a seek by LSN does not skip a segment on an edited seal record",
           "[log][corruption][seek]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
-  WriterOptions opts;
-  opts.segment_bytes = 2048;
-  test::WriteTxns(log, 1, 40, 4, opts);
-  auto segs = ListSegments(log);
+  auto segs = test::WriteSmallSegments(log, 40, 4);
+  REQUIRE(segs.ok());
   REQUIRE(segs->size() >= 3);
   const SegmentInfo& s = (*segs)[1];
   REQUIRE(s.seal);
