@@ -2,6 +2,7 @@
 
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -113,16 +114,32 @@ std::string CheckEventLines(std::string_view raw, uint32_t count) {
   return "";
 }
 
-Codec::Codec(int level)
-    : cctx_(NewCompressor(level)),
-      small_cctx_(ZSTD_createCCtx()),
-      small_level_(std::min(level, -1)),
-      dctx_(ZSTD_createDCtx()) {}
+struct Codec::Contexts {
+  explicit Contexts(int level)
+      : cctx(NewCompressor(level)),
+        small_cctx(ZSTD_createCCtx()),
+        small_level(std::min(level, -1)),
+        dctx(ZSTD_createDCtx()) {}
+  ~Contexts() {
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeCCtx(small_cctx);
+    ZSTD_freeDCtx(dctx);
+  }
+  Contexts(const Contexts&) = delete;
+  Contexts& operator=(const Contexts&) = delete;
 
-Codec::~Codec() {
-  ZSTD_freeCCtx(cctx_);
-  ZSTD_freeCCtx(small_cctx_);
-  ZSTD_freeDCtx(dctx_);
+  ZSTD_CCtx* cctx;        // frames of kSmallFrameBytes or more
+  ZSTD_CCtx* small_cctx;  // smaller frames, at small_level
+  int small_level;
+  ZSTD_DCtx* dctx;
+};
+
+Codec::Codec(int level) : ctx_(std::make_unique<Contexts>(level)) {}
+
+Codec::~Codec() = default;
+
+size_t Codec::EncodedBound(size_t raw_len) {
+  return kFrameHeaderSize + ZSTD_compressBound(raw_len);
 }
 
 namespace {
@@ -159,7 +176,7 @@ void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
   char* payload = nullptr;
   if (raw.size() >= kLargeFrameBytes) {
     out->resize(start + kFrameHeaderSize);
-    n = CompressLarge(cctx_, raw, out);
+    n = CompressLarge(ctx_->cctx, raw, out);
     if (n == 0 || n >= raw.size()) {
       out->resize(start + kFrameHeaderSize + raw.size());
       n = 0;
@@ -170,12 +187,12 @@ void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
     out->resize(start + kFrameHeaderSize + bound);
     payload = out->data() + start + kFrameHeaderSize;
     if (raw.size() >= kSmallFrameBytes) {
-      n = ZSTD_compress2(cctx_, payload, bound, raw.data(), raw.size());
+      n = ZSTD_compress2(ctx_->cctx, payload, bound, raw.data(), raw.size());
     } else if (raw.size() >= kStoredFrameBytes) {
       // The simple API sizes zstd's tables to the input, so it resets the
       // least state per frame (~1.7 µs for 450 bytes against ~2.0).
-      n = ZSTD_compressCCtx(small_cctx_, payload, bound, raw.data(), raw.size(),
-                            small_level_);
+      n = ZSTD_compressCCtx(ctx_->small_cctx, payload, bound, raw.data(),
+                            raw.size(), ctx_->small_level);
     }
   }
   if (n == 0 || ZSTD_isError(n) || n >= raw.size()) {
@@ -210,7 +227,7 @@ Status Codec::Decompress(const FrameHeader& h, std::string_view payload,
     return Status::OK();
   }
   raw->resize(h.raw_len);
-  size_t n = ZSTD_decompressDCtx(dctx_, raw->data(), raw->size(),
+  size_t n = ZSTD_decompressDCtx(ctx_->dctx, raw->data(), raw->size(),
                                  payload.data(), payload.size());
   if (ZSTD_isError(n))
     return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(n));

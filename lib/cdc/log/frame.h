@@ -23,9 +23,8 @@
 // and TXN_END records a source position only (keepalive progress).
 #pragma once
 
-#include <zstd.h>
-
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -96,7 +95,8 @@ inline constexpr size_t kLargeFrameBytes = 4u << 20;
 // or a crafted file), and that is corruption, never a crash.
 std::string CheckEventLines(std::string_view raw, uint32_t count);
 
-// Reusable compression contexts; one per thread.
+// Reusable compression contexts; one per thread. The zstd state stays in
+// frame.cpp, so only the log library depends on zstd.
 class Codec {
  public:
   explicit Codec(int level = 1);
@@ -109,6 +109,8 @@ class Codec {
   // checksum are filled in.
   void EncodeFrame(FrameHeader h, std::string_view raw, std::string* out);
 
+  // Most bytes EncodeFrame can append for `raw_len` raw bytes.
+  static size_t EncodedBound(size_t raw_len);
   // True if the checksum over `header_bytes` (64) and `payload` matches.
   static bool ChecksumOk(const char* header_bytes, std::string_view payload,
                          uint64_t expected);
@@ -117,10 +119,8 @@ class Codec {
                     std::string* raw);
 
  private:
-  ZSTD_CCtx* cctx_;        // frames of kSmallFrameBytes or more
-  ZSTD_CCtx* small_cctx_;  // smaller frames, at small_level_
-  int small_level_;
-  ZSTD_DCtx* dctx_;
+  struct Contexts;
+  std::unique_ptr<Contexts> ctx_;
 };
 
 }  // namespace cdc::log

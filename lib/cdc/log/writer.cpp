@@ -434,7 +434,7 @@ void LogWriter::Work() {
     if (job.kind == JobKind::kFrames && !failed) {
       size_t bound = 0;
       for (const Frame& f : job.frames)
-        bound += kFrameHeaderSize + ZSTD_compressBound(f.raw.size());
+        bound += Codec::EncodedBound(f.raw.size());
       job.encoded.reserve(bound);
       for (Frame& f : job.frames) {
         f.encoded_at = job.encoded.size();
