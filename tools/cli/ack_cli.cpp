@@ -1,14 +1,14 @@
 // cdc-ack: moves named consumers' cursors.
-#include <poll.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
+#include "cdc/consume/line_reader.h"
+#include "cdc/consume/position.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
+#include "cdc/log/reader.h"
 #include "common.h"
 #include "runners.h"
 
@@ -68,12 +68,10 @@ Result<uint64_t> SeqOf(std::string_view line) {
 // and at EOF, so an ack never waits for more input to arrive.
 Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
   CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
-  uint64_t seen = 0, acked = 0, line_no = 0;
+  uint64_t seen = 0, acked = 0;
   int64_t next_ack = MonoMicros();
   const int64_t interval = static_cast<int64_t>(o.interval_s * 1e6);
-  std::string buf, pending;
-  char chunk[65536];
-  bool eof = false;
+  consume::LineReader in(0);
   Status bad;
   auto flush_ack = [&]() -> Status {
     if (seen <= acked) return Status::OK();
@@ -84,45 +82,28 @@ Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
     acked = seen;
     return Status::OK();
   };
-  while (!eof && bad.ok()) {
+  for (;;) {
     if (cli::StopRequested()) break;
     int64_t now = MonoMicros();
     if (now >= next_ack) {
       CDC_RETURN_IF_ERROR(flush_ack());
       next_ack = now + interval;
     }
-    pollfd p{0, POLLIN, 0};
-    int wait_ms = static_cast<int>((next_ack - now) / 1000) + 1;
-    int rc = ::poll(&p, 1, wait_ms);
-    if (rc < 0 && errno != EINTR)
-      return Status::IOError(std::string("poll stdin: ") + strerror(errno));
-    if (rc <= 0) continue;
-    ssize_t n = ::read(0, chunk, sizeof chunk);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return Status::IOError(std::string("read stdin: ") + strerror(errno));
+    std::string_view line;
+    auto got = in.Next(static_cast<int>((next_ack - now) / 1000) + 1, &line);
+    if (!got.ok()) {
+      if (got.status().code() != Code::kBadInput) return got.status();
+      bad = got.status();
+      break;
     }
-    if (n == 0) {
-      eof = true;
-      if (!pending.empty()) pending.push_back('\n');
-    } else {
-      pending.append(chunk, static_cast<size_t>(n));
+    if (*got == consume::LineReader::Got::kEof) break;
+    if (*got == consume::LineReader::Got::kTimeout) continue;
+    auto seq = SeqOf(line);
+    if (!seq.ok()) {
+      bad = in.LineError(seq.status().message());
+      break;
     }
-    size_t start = 0, nl;
-    while ((nl = pending.find('\n', start)) != std::string::npos) {
-      std::string_view line(pending.data() + start, nl - start);
-      start = nl + 1;
-      ++line_no;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      auto seq = SeqOf(line);
-      if (!seq.ok()) {
-        bad = Status::BadInput("stdin line " + std::to_string(line_no) + ": " +
-                               seq.status().message());
-        break;
-      }
-      seen = std::max(seen, *seq);
-    }
-    pending.erase(0, start);
+    seen = std::max(seen, *seq);
   }
   // Everything before a bad line was passed on by the handler: ack it.
   CDC_RETURN_IF_ERROR(flush_ack());
@@ -143,11 +124,11 @@ Status Run(const Options& o) {
   if (o.create && !o.seq.empty())
     return Status::Usage("--create places a new consumer with --seek, not SEQ");
   if (o.create) {
-    tools::Position p;
+    consume::Position p;
     if (!o.seek.empty()) {
-      CDC_ASSIGN_OR_RETURN(p, tools::ParsePosition(o.seek));
+      CDC_ASSIGN_OR_RETURN(p, consume::ParsePosition(o.seek));
     }
-    CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
+    CDC_ASSIGN_OR_RETURN(uint64_t first, consume::ResolvePosition(o.log, p));
     return store->Create(o.consumer, first - 1).status();
   }
   // In a pipe, cdc-tail creates a new consumer while we start: a missing
@@ -158,8 +139,8 @@ Status Run(const Options& o) {
     return Status::NotFound("no consumer named " + o.consumer +
                             " (create it with --create)");
   if (!o.seek.empty()) {
-    CDC_ASSIGN_OR_RETURN(tools::Position p, tools::ParsePosition(o.seek));
-    CDC_ASSIGN_OR_RETURN(uint64_t first, tools::ResolvePosition(o.log, p));
+    CDC_ASSIGN_OR_RETURN(consume::Position p, consume::ParsePosition(o.seek));
+    CDC_ASSIGN_OR_RETURN(uint64_t first, consume::ResolvePosition(o.log, p));
     CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
     if (first > last + 1)
       return Status::BadInput("seq " + std::to_string(first) +

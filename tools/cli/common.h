@@ -6,9 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "cdc/base/lsn.h"
 #include "cdc/base/status.h"
-#include "cdc/log/reader.h"
 
 namespace cdc::tools {
 
@@ -23,25 +21,6 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv);
 
 // --log DIR, also from $CDC_LOG.
 void AddLogOption(CLI::App& app, std::string* dir);
-
-// A place in the log: earliest | latest | SEQ | lsn:X/Y | time:ISO.
-struct Position {
-  enum class Kind {
-    kEarliest,
-    kLatest,
-    kSeq,
-    kLsn,
-    kTime
-  } kind = Kind::kEarliest;
-  uint64_t seq = 0;
-  Lsn lsn = 0;
-  int64_t time = 0;
-};
-Result<Position> ParsePosition(const std::string& text);
-// Positions `r` so the next event returned is the first at or after `p`.
-Status SeekTo(log::LogReader& r, const Position& p);
-// Seq of the first event at or after `p` (next_seq for latest).
-Result<uint64_t> ResolvePosition(const std::string& dir, const Position& p);
 
 // "64M", "1G", "512k", "1000" (bytes).
 Result<uint64_t> ParseSize(const std::string& text);

@@ -8,6 +8,7 @@
 #include "cdc/cli/cli.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
+#include "cdc/log/reader.h"
 #include "cdc/log/retention.h"
 #include "cdc/log/verify.h"
 #include "common.h"

@@ -1,14 +1,11 @@
 #include "log_import.h"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstring>
 #include <deque>
 
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
+#include "cdc/consume/line_reader.h"
 #include "cdc/event/event.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/writer.h"
@@ -47,7 +44,7 @@ Status RunImport(const ImportOptions& o, int in_fd) {
   const bool resuming = w->has_commit();
   const uint64_t first_seq = w->next_seq();
   const int64_t delay_us = static_cast<int64_t>(o.commit_delay_ms * 1000);
-  uint64_t skipped = 0, line_no = 0;
+  uint64_t skipped = 0;
   int64_t first_unsynced = 0;
   Txn txn;
   // What the summary reports is what a sync made durable, not what was
@@ -90,10 +87,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     }
     return Status::OK();
   };
+  consume::LineReader in(in_fd);
   auto handle = [&](std::string_view line) -> Status {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-      return Status::OK();
     auto ev = event::ParseImportLine(line);
     if (!ev.ok()) return ev.status();
     if (txn.open && (ev->lsn != txn.lsn || ev->xid != txn.xid)) {
@@ -111,8 +106,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
       CDC_RETURN_IF_ERROR(commit());
     }
     if (!txn.open) {
-      txn = Txn{true,   ev->lsn, ev->xid,
-                ev->ts, line_no, resuming && ev->lsn <= resume_after};
+      txn = Txn{true,   ev->lsn,      ev->xid,
+                ev->ts, in.line_no(), resuming && ev->lsn <= resume_after};
     } else if (ev->ts != txn.ts) {
       return Status::BadInput("\"ts\" differs within transaction xid " +
                               std::to_string(txn.xid) +
@@ -122,59 +117,41 @@ Status RunImport(const ImportOptions& o, int in_fd) {
     return w->Append(ev->stored);
   };
 
-  std::string pending;
-  size_t scanned = 0;  // bytes of `pending` known to hold no newline
-  std::vector<char> chunk(1 << 20);
   Status bad;
-  for (bool eof = false; !eof && bad.ok();) {
+  for (;;) {
+    // A signal stops between lines; the open transaction is discarded.
     if (cli::StopRequested()) break;
     // Commits wait for the group commit window to fill; when the input
     // pauses (a pipe from "cdc-tail -f"), sync what is committed once the
     // window has passed instead of holding it until more input comes.
+    int timeout_ms = -1;
     if (first_unsynced != 0) {
       const int64_t left = first_unsynced + delay_us - MonoMicros();
-      pollfd p{in_fd, POLLIN, 0};
-      int rc = ::poll(&p, 1, left > 0 ? static_cast<int>(left / 1000) + 1 : 0);
-      if (rc < 0 && errno == EINTR) continue;
-      if (rc == 0) {
-        bad = w->RequestSync();
-        first_unsynced = 0;
-        continue;
-      }
+      timeout_ms = left > 0 ? static_cast<int>(left / 1000) + 1 : 0;
     }
-    ssize_t n = ::read(in_fd, chunk.data(), chunk.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      bad =
-          Status::IOError(std::string("cannot read stdin: ") + strerror(errno));
+    std::string_view line;
+    auto got = in.Next(timeout_ms, &line);
+    if (!got.ok()) {
+      bad = got.status();
       break;
     }
-    if (n == 0) {
-      eof = true;
-      if (!pending.empty()) pending.push_back('\n');
-    } else {
-      pending.append(chunk.data(), static_cast<size_t>(n));
+    if (*got == consume::LineReader::Got::kEof) {
+      bad = commit();
+      break;
     }
-    // Search only the new bytes: one long line read in many chunks must not
-    // be scanned again for every chunk.
-    size_t start = 0, nl;
-    while ((nl = pending.find('\n', scanned)) != std::string::npos) {
-      // A signal stops between lines; the open transaction is discarded.
-      if (cli::StopRequested()) break;
-      Status s = handle(std::string_view(pending.data() + start, nl - start));
-      start = scanned = nl + 1;
-      if (!s.ok()) {
-        bad = s.code() == Code::kBadInput
-                  ? Status::BadInput("stdin line " + std::to_string(line_no) +
-                                     ": " + s.message())
-                  : s;
-        break;
+    if (*got == consume::LineReader::Got::kTimeout) {
+      if (first_unsynced != 0 && MonoMicros() - first_unsynced >= delay_us) {
+        bad = w->RequestSync();
+        first_unsynced = 0;
+        if (!bad.ok()) break;
       }
+      continue;
     }
-    pending.erase(0, start);
-    scanned = pending.size();
-    if (cli::StopRequested()) break;
-    if (eof && bad.ok()) bad = commit();
+    Status s = handle(line);
+    if (!s.ok()) {
+      bad = s.code() == Code::kBadInput ? in.LineError(s.message()) : s;
+      break;
+    }
   }
   const bool interrupted = cli::StopRequested() && bad.ok();
   if (!bad.ok() || interrupted) {

@@ -1,0 +1,34 @@
+// Places in the log as users name them: earliest | latest | SEQ | lsn:X/Y |
+// time:ISO (the --from, --to and --seek values of every reader).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/status.h"
+#include "cdc/log/reader.h"
+
+namespace cdc::consume {
+
+struct Position {
+  enum class Kind {
+    kEarliest,
+    kLatest,
+    kSeq,
+    kLsn,
+    kTime
+  } kind = Kind::kEarliest;
+  uint64_t seq = 0;
+  Lsn lsn = 0;
+  int64_t time = 0;  // µs since the Unix epoch
+};
+
+// Usage error naming the accepted forms when `text` is none of them.
+Result<Position> ParsePosition(const std::string& text);
+// Positions `r` so the next event returned is the first at or after `p`.
+Status SeekTo(log::LogReader& r, const Position& p);
+// Seq of the first event at or after `p` (one past the end for latest).
+Result<uint64_t> ResolvePosition(const std::string& dir, const Position& p);
+
+}  // namespace cdc::consume

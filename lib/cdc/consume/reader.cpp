@@ -1,0 +1,184 @@
+#include "cdc/consume/reader.h"
+
+#include "cdc/cursor/consumers.h"
+
+namespace cdc::consume {
+
+namespace {
+// A frame buffer a huge frame grew is let go rather than kept for the
+// small frames that usually follow.
+constexpr size_t kKeepFrameBytes = 4u << 20;
+}  // namespace
+
+Reader::Reader(Options o) : opts_(std::move(o)) {}
+Reader::~Reader() = default;
+
+Result<std::unique_ptr<Reader>> Reader::Open(Options o) {
+  std::unique_ptr<Reader> r(new Reader(std::move(o)));
+  CDC_ASSIGN_OR_RETURN(r->log_, log::LogReader::Open(r->opts_.log_dir));
+  CDC_RETURN_IF_ERROR(r->Place());
+  if (r->opts_.follow) {
+    CDC_ASSIGN_OR_RETURN(auto w, log::ChangeWaiter::Create(r->opts_.log_dir));
+    r->waiter_.emplace(std::move(w));
+  }
+  r->consumed_ = r->log_->next_seq() - 1;
+  r->batch_end_ = r->consumed_;
+  return r;
+}
+
+Status Reader::Place() {
+  log::LogReader& r = *log_;
+  const std::string& name = opts_.consumer;
+  if (name.empty()) {
+    if (opts_.from.empty()) return r.SeekEarliest();
+    CDC_ASSIGN_OR_RETURN(Position p, ParsePosition(opts_.from));
+    return SeekTo(r, p);
+  }
+  CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(name));
+  CDC_ASSIGN_OR_RETURN(store_, cursor::ConsumerStore::Open(opts_.log_dir));
+  CDC_ASSIGN_OR_RETURN(auto existing, store_->Get(name));
+  if (existing && !opts_.from.empty())
+    return Status::Usage("consumer " + name +
+                         " exists; --from only places a new consumer (move "
+                         "this one with \"cdc-ack -c " +
+                         name + " --seek POS\")");
+  uint64_t acked;
+  if (existing) {
+    acked = existing->acked_seq;
+  } else {
+    Position p;
+    if (!opts_.from.empty()) {
+      CDC_ASSIGN_OR_RETURN(p, ParsePosition(opts_.from));
+    }
+    CDC_ASSIGN_OR_RETURN(uint64_t first, ResolvePosition(opts_.log_dir, p));
+    // Another reader may create it between Get and here: its place wins.
+    bool created;
+    CDC_ASSIGN_OR_RETURN(cursor::Consumer c,
+                         store_->GetOrCreate(name, first - 1, &created));
+    acked = c.acked_seq;
+  }
+  Status s = r.SeekSeq(acked + 1);
+  if (s.code() == Code::kExpired)
+    return Status::Expired(
+        "consumer " + name + " is expired: its next event (seq " +
+        std::to_string(acked + 1) +
+        ") was removed by retention; run \"cdc-ack -c " + name +
+        " --seek earliest\" (or another position) to "
+        "continue from what is retained");
+  return s;
+}
+
+Result<bool> Reader::NextAny(Event* e, bool* selected) {
+  for (;;) {
+    if (stopped_) return false;
+    const log::FrameHeader& h = frame_.header;
+    const std::string& raw = frame_.raw;
+    // As log::Batch::ForEach: no view reaches outside `raw`, and at most
+    // event_count events come from one frame.
+    while (index_ < h.event_count && pos_ < raw.size()) {
+      size_t nl = raw.find('\n', pos_);
+      if (nl == std::string::npos) nl = raw.size();
+      const uint32_t i = index_++;
+      const std::string_view line(raw.data() + pos_, nl - pos_);
+      pos_ = nl + 1;
+      if (i < frame_.skip) continue;
+      const uint64_t seq = h.first_seq + i;
+      const Selection::Verdict v = opts_.selection.Judge(seq, line);
+      if (v == Selection::Verdict::kStop) {
+        stopped_ = true;
+        return false;
+      }
+      consumed_ = seq;
+      if (opts_.selection.EndsAt(seq)) stopped_ = true;
+      e->seq = seq;
+      e->stored = line;
+      e->last = h.txn_end() && i + 1 == h.event_count;
+      mid_txn_ = !e->last;
+      *selected = v == Selection::Verdict::kTake;
+      return true;
+    }
+    if (frame_.raw.capacity() > kKeepFrameBytes) std::string().swap(frame_.raw);
+    CDC_ASSIGN_OR_RETURN(bool got, log_->Next(&frame_));
+    if (!got) return false;
+    pos_ = 0;
+    index_ = 0;
+  }
+}
+
+Result<bool> Reader::Next(Event* e) {
+  bool selected = false;
+  for (;;) {
+    CDC_ASSIGN_OR_RETURN(bool got, NextAny(e, &selected));
+    if (!got || selected) return got;
+  }
+}
+
+Result<bool> Reader::ReadBatch(size_t max_events, TxnBatch* b) {
+  if (max_events == 0) return Status::Internal("ReadBatch: a bound of 0");
+  // Start with the open transaction the last batch had no room for.
+  b->Clear();
+  std::swap(b->text_, carry_.text_);
+  std::swap(b->items_, carry_.items_);
+  auto& items = b->items_;
+  size_t boundary = 0;        // items up to the last transaction end
+  uint64_t boundary_seq = 0;  // that end's seq
+  Event e;
+  bool selected = false;
+  for (;;) {
+    CDC_ASSIGN_OR_RETURN(bool got, NextAny(&e, &selected));
+    if (!got) break;
+    if (selected) {
+      items.push_back(
+          TxnBatch::Item{e.seq, b->text_.size(), e.stored.size(), e.last});
+      b->text_.append(e.stored);
+    }
+    if (e.last) {
+      boundary = items.size();
+      boundary_seq = e.seq;
+      if (boundary >= max_events) break;
+      continue;
+    }
+    if (!selected || items.size() < max_events) continue;
+    if (boundary == 0) {
+      // One transaction holds more than the bound (what ended before it in
+      // this batch was all filtered out): hand out part of it.
+      b->end_seq = batch_end_ = consumed_;
+      b->ends_txn = false;
+      return true;
+    }
+    // The open transaction waits for the next batch, whole.
+    const size_t cut = items[boundary].off;
+    carry_.text_.assign(b->text_, cut, std::string::npos);
+    for (size_t k = boundary; k < items.size(); ++k) {
+      carry_.items_.push_back(items[k]);
+      carry_.items_.back().off -= cut;
+    }
+    b->text_.resize(cut);
+    items.resize(boundary);
+    b->end_seq = batch_end_ = boundary_seq;
+    b->ends_txn = true;
+    return true;
+  }
+  // The end of what is committed (always a transaction's end) or the stop.
+  b->end_seq = consumed_;
+  b->ends_txn = !mid_txn_;
+  if (consumed_ == batch_end_) return false;
+  batch_end_ = consumed_;
+  return true;
+}
+
+Result<log::ChangeWaiter::Wake> Reader::Wait(int timeout_ms, int watch_fd,
+                                             bool watch_readable) {
+  if (!waiter_) {
+    CDC_ASSIGN_OR_RETURN(auto w, log::ChangeWaiter::Create(opts_.log_dir));
+    waiter_.emplace(std::move(w));
+  }
+  return waiter_->Wait(timeout_ms, watch_fd, watch_readable);
+}
+
+Status Reader::Ack(uint64_t seq) {
+  if (!store_) return Status::Usage("no consumer to acknowledge for");
+  return store_->Ack(opts_.consumer, seq).status();
+}
+
+}  // namespace cdc::consume

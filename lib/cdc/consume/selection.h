@@ -1,0 +1,58 @@
+// Which events a reader hands out, and where it stops: the --table, --op
+// and --to flags every reader shares.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cdc/base/status.h"
+#include "cdc/consume/position.h"
+
+namespace cdc::consume {
+
+class Selection {
+ public:
+  // Everything, no stop.
+  Selection() = default;
+
+  // `tables`: globs (fnmatch) matched against "schema.table" and against
+  // the table name alone; empty: every table. `ops`: operation letters
+  // (c u d r t m s) separated by commas or spaces; empty: every op. `to`:
+  // a position (ParsePosition) after which reading stops, inclusive; empty:
+  // no stop. earliest and latest are resolved against the log in `log_dir`
+  // now (so "latest" means the last event at this moment). Usage errors
+  // name the flag (--op) and the bad value.
+  static Result<Selection> Make(const std::string& log_dir,
+                                std::vector<std::string> tables,
+                                const std::string& ops, const std::string& to);
+
+  enum class Verdict {
+    kTake,  // hand the event out
+    kSkip,  // filtered out: consumed, not handed out
+    kStop,  // past --to: neither; nothing after it either
+  };
+  // Judges one event in stored form. An event whose leading fields cannot
+  // be read is taken (it is not the selection's to judge). Allocates only
+  // when a table, op or an LSN/time --to is set.
+  Verdict Judge(uint64_t seq, std::string_view stored) const;
+  // True when `seq` is the last event --to SEQ lets through, so a reader
+  // stops on reaching it instead of waiting for an event past it.
+  bool EndsAt(uint64_t seq) const {
+    return to_set_ && to_.kind == Position::Kind::kSeq && seq >= to_.seq;
+  }
+
+ private:
+  bool needs_head() const {
+    return !tables_.empty() || !ops_.empty() ||
+           (to_set_ && to_.kind != Position::Kind::kSeq);
+  }
+
+  std::vector<std::string> tables_;
+  std::string ops_;
+  bool to_set_ = false;
+  Position to_;
+};
+
+}  // namespace cdc::consume

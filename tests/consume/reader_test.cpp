@@ -1,0 +1,230 @@
+#include "cdc/consume/reader.h"
+
+#include <catch2/catch.hpp>
+
+#include "cdc/base/time.h"
+#include "cdc/cursor/consumers.h"
+#include "cdc/log/retention.h"
+#include "test_util.h"
+
+namespace cdc::consume {
+
+namespace {
+
+// Transaction t (1-based) holds `per_txn` events of table public.t(t % 3).
+std::unique_ptr<Reader> OpenReader(Options o) {
+  auto r = Reader::Open(std::move(o));
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+std::vector<uint64_t> SeqsOf(Reader& r) {
+  std::vector<uint64_t> seqs;
+  Event e;
+  for (;;) {
+    auto got = r.Next(&e);
+    REQUIRE(got.ok());
+    if (!*got) break;
+    seqs.push_back(e.seq);
+  }
+  return seqs;
+}
+
+}  // namespace
+
+TEST_CASE("a selection hands out matching events and consumes the rest",
+          "[consume][selection]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 6, 2);  // seq 2t-1, 2t: table t(t % 3)
+  Options o;
+  o.log_dir = log;
+  auto sel = Selection::Make(log, {"public.t1"}, "", "");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  auto r = OpenReader(o);
+  CHECK(SeqsOf(*r) == std::vector<uint64_t>{1, 2, 7, 8});
+  CHECK(r->consumed_seq() == 12);  // past the filtered tail
+  CHECK_FALSE(r->stopped());
+
+  // A glob on the table name alone, an op that matches nothing.
+  sel = Selection::Make(log, {"t[02]"}, "c", "");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  CHECK(SeqsOf(*OpenReader(o)) ==
+        std::vector<uint64_t>{3, 4, 5, 6, 9, 10, 11, 12});
+  sel = Selection::Make(log, {}, "u,d", "");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  r = OpenReader(o);
+  CHECK(SeqsOf(*r).empty());
+  CHECK(r->consumed_seq() == 12);
+
+  // --to SEQ stops on reaching it; --to lsn:X/Y after its transaction.
+  sel = Selection::Make(log, {}, "", "5");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  r = OpenReader(o);
+  CHECK(SeqsOf(*r) == std::vector<uint64_t>{1, 2, 3, 4, 5});
+  CHECK(r->stopped());
+  sel = Selection::Make(log, {}, "", "lsn:0/30");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  o.from = "3";
+  r = OpenReader(o);
+  CHECK(SeqsOf(*r) == std::vector<uint64_t>{3, 4, 5, 6});
+  CHECK(r->stopped());
+  CHECK(r->consumed_seq() == 6);
+
+  auto bad = Selection::Make(log, {}, "c,x", "");
+  CHECK(bad.status().code() == Code::kUsage);
+  CHECK(bad.status().message() ==
+        "--op: unknown operation 'x' (use c,u,d,r,t,m,s)");
+  bad = Selection::Make(log, {}, ",", "");
+  CHECK(bad.status().message() ==
+        "--op \",\" names no operation (use c,u,d,r,t,m,s)");
+  CHECK(Selection::Make(log, {}, "", "soon").status().code() == Code::kUsage);
+}
+
+TEST_CASE("a new consumer is created at --from; an existing one refuses it",
+          "[consume][cursor]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 5, 2);
+  Options o;
+  o.log_dir = log;
+  o.consumer = "sink";
+  o.from = "lsn:0/30";  // transaction 3: seq 5
+  auto r = OpenReader(o);
+  CHECK(SeqsOf(*r) == std::vector<uint64_t>{5, 6, 7, 8, 9, 10});
+  auto store = cursor::ConsumerStore::Open(log);
+  REQUIRE(store.ok());
+  CHECK((*(*store)->Get("sink"))->acked_seq == 4);  // reading never acks
+  REQUIRE(r->Ack(7).ok());
+  REQUIRE(r->Ack(6).ok());  // cumulative: never back
+  CHECK((*(*store)->Get("sink"))->acked_seq == 7);
+
+  auto again = Reader::Open(o);
+  CHECK(again.status().code() == Code::kUsage);
+  CHECK(again.status().message() ==
+        "consumer sink exists; --from only places a new consumer (move this "
+        "one with \"cdc-ack -c sink --seek POS\")");
+  o.from.clear();
+  r = OpenReader(o);
+  CHECK(SeqsOf(*r) == std::vector<uint64_t>{8, 9, 10});
+
+  // A new consumer without --from starts at the earliest event.
+  o.consumer = "fresh";
+  CHECK(SeqsOf(*OpenReader(o)).size() == 10);
+  o.consumer = "bad name";
+  CHECK(Reader::Open(o).status().code() == Code::kUsage);
+  // Without a consumer there is nothing to ack.
+  o.consumer.clear();
+  CHECK(OpenReader(o)->Ack(1).code() == Code::kUsage);
+}
+
+TEST_CASE("a consumer whose next event was removed is expired",
+          "[consume][cursor][retention]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  log::WriterOptions opts;
+  opts.segment_bytes = 2048;
+  test::WriteTxns(log, 1, 60, 4, opts);
+  Options o;
+  o.log_dir = log;
+  o.consumer = "slow";
+  REQUIRE(Reader::Open(o).ok());  // created at seq 0
+  log::RetentionPolicy keep2;
+  keep2.max_segments = 2;
+  REQUIRE(log::ApplyRetention(log, keep2, NowMicros(), false).ok());
+  auto r = Reader::Open(o);
+  CHECK(r.status().code() == Code::kExpired);
+  CHECK(r.status().message() ==
+        "consumer slow is expired: its next event (seq 1) was removed by "
+        "retention; run \"cdc-ack -c slow --seek earliest\" (or another "
+        "position) to continue from what is retained");
+}
+
+TEST_CASE("batches hold whole transactions up to a bound", "[consume][batch]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  // Transactions of 3, 3, 7 and 2 events: seq 1-3, 4-6, 7-13, 14-15.
+  test::WriteTxns(log, 1, 2, 3);
+  test::WriteTxns(log, 3, 1, 7);
+  test::WriteTxns(log, 4, 1, 2);
+  Options o;
+  o.log_dir = log;
+  auto r = OpenReader(o);
+  TxnBatch b;
+  auto seqs = [&] {
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i < b.size(); ++i) v.push_back(b[i].seq);
+    return v;
+  };
+  // 5: the second transaction does not fit beside the first.
+  REQUIRE(*r->ReadBatch(5, &b));
+  CHECK(seqs() == std::vector<uint64_t>{1, 2, 3});
+  CHECK(b.end_seq == 3);
+  CHECK(b.ends_txn);
+  CHECK(b[2].last);
+  CHECK(b[0].stored == test::EventLine(1, 0));
+  REQUIRE(*r->ReadBatch(5, &b));
+  CHECK(seqs() == std::vector<uint64_t>{4, 5, 6});
+  CHECK(b.end_seq == 6);
+  // 7 events alone exceed the bound: the batch ends inside it.
+  REQUIRE(*r->ReadBatch(5, &b));
+  CHECK(seqs() == std::vector<uint64_t>{7, 8, 9, 10, 11});
+  CHECK(b.end_seq == 11);
+  CHECK_FALSE(b.ends_txn);
+  REQUIRE(*r->ReadBatch(5, &b));
+  CHECK(seqs() == std::vector<uint64_t>{12, 13, 14, 15});
+  CHECK(b.end_seq == 15);
+  CHECK(b.ends_txn);
+  CHECK(b[3].stored == test::EventLine(4, 1));
+  CHECK_FALSE(*r->ReadBatch(5, &b));
+  CHECK(b.empty());
+
+  // A bound larger than everything: one batch, at the end of the log.
+  r = OpenReader(o);
+  REQUIRE(*r->ReadBatch(100, &b));
+  CHECK(b.size() == 15);
+  CHECK(b.end_seq == 15);
+
+  // Filtered events move end_seq even when no event is selected.
+  auto sel = Selection::Make(log, {"t1"}, "", "");  // transaction 1 and 4
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  r = OpenReader(o);
+  REQUIRE(*r->ReadBatch(3, &b));
+  CHECK(seqs() == std::vector<uint64_t>{1, 2, 3});
+  CHECK(b.end_seq == 3);
+  REQUIRE(*r->ReadBatch(3, &b));
+  CHECK(seqs() == std::vector<uint64_t>{14, 15});
+  CHECK(b.end_seq == 15);
+  sel = Selection::Make(log, {"t2"}, "", "");  // transaction 2 only
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  r = OpenReader(o);
+  REQUIRE(*r->ReadBatch(2, &b));
+  CHECK(seqs() == std::vector<uint64_t>{4, 5});  // larger than 2
+  CHECK(b.end_seq == 5);
+  CHECK_FALSE(b.ends_txn);
+  REQUIRE(*r->ReadBatch(2, &b));
+  CHECK(seqs() == std::vector<uint64_t>{6});
+  CHECK(b.end_seq == 15);
+  CHECK(b.ends_txn);
+  CHECK_FALSE(*r->ReadBatch(2, &b));
+
+  // A stop inside a transaction ends the batch there.
+  sel = Selection::Make(log, {}, "", "9");
+  REQUIRE(sel.ok());
+  o.selection = *sel;
+  r = OpenReader(o);
+  REQUIRE(*r->ReadBatch(100, &b));
+  CHECK(b.size() == 9);
+  CHECK(b.end_seq == 9);
+  CHECK_FALSE(b.ends_txn);
+  CHECK(r->stopped());
+}
+
+}  // namespace cdc::consume
