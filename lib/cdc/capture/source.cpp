@@ -28,14 +28,39 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
       sql += (i ? ", " : "") + QualifiedTable(conn, o.tables[i]);
   }
   // Partitions report under their published root, as consumers expect.
-  sql += " WITH (publish_via_partition_root = true)";
+  sql += " WITH (publish_via_partition_root = true";
+  // From PostgreSQL 18 the values of stored generated columns can be sent.
+  const bool generated = conn.ServerVersion() >= 180000;
+  if (generated) sql += ", publish_generated_columns = stored";
+  sql += ")";
   auto made = conn.Exec(sql);
   if (!made.ok())
     return made.status().Annotate("cannot create publication " + o.publication);
   if (!o.quiet)
-    fprintf(stderr, "cdc-capture: created publication %s (%s)\n",
+    fprintf(stderr, "cdc-capture: created publication %s (%s%s)\n",
             o.publication.c_str(),
-            o.tables.empty() ? "all tables" : "listed tables");
+            o.tables.empty() ? "all tables" : "listed tables",
+            generated ? ", stored generated columns" : "");
+  return Status::OK();
+}
+
+std::string VersionText(int v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v % 100);
+}
+
+// A slot we create or find is synchronized to standbys when asked
+// (PostgreSQL 17's FAILOVER); one that already is stays so.
+Status EnsureFailover(pg::Connection& conn, const Options& o,
+                      const std::string& failover) {
+  if (!o.failover || failover == "t") return Status::OK();
+  auto altered = conn.Exec("ALTER_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) +
+                           " (FAILOVER true)");
+  if (!altered.ok())
+    return altered.status().Annotate("cannot make replication slot " + o.slot +
+                                     " a failover slot");
+  if (!o.quiet)
+    fprintf(stderr, "cdc-capture: replication slot %s is now a failover slot\n",
+            o.slot.c_str());
   return Status::OK();
 }
 
@@ -43,6 +68,12 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
 
 Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
                                 log::LogWriter& writer) {
+  const int version = conn.ServerVersion();
+  if (o.failover && version < 170000)
+    return Status::Config(
+        "--failover needs PostgreSQL 17 or later (failover slots); the "
+        "server is PostgreSQL " +
+        VersionText(version));
   CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn.IdentifySystem());
   log::SourceIdentity src{sys.system_id, sys.dbname, o.slot, o.publication};
   log::LogIdentity id = writer.identity();
@@ -77,22 +108,26 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   SlotState st;
   CDC_ASSIGN_OR_RETURN(
       pg::PgResult slot,
-      conn.Exec("SELECT plugin, database, confirmed_flush_lsn, "
-                "pg_current_wal_flush_lsn() FROM pg_replication_slots WHERE "
-                "slot_name = " +
+      conn.Exec(std::string("SELECT plugin, database, confirmed_flush_lsn, "
+                            "pg_current_wal_flush_lsn(), ") +
+                (version >= 170000 ? "failover" : "false") +
+                " FROM pg_replication_slots WHERE slot_name = " +
                 conn.QuoteLiteral(o.slot)));
   if (slot.rows() == 0) {
     CDC_ASSIGN_OR_RETURN(
         pg::PgResult made,
         conn.Exec("CREATE_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) +
-                  " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
+                  (o.failover ? " LOGICAL pgoutput (SNAPSHOT 'nothing', "
+                                "FAILOVER true)"
+                              : " LOGICAL pgoutput NOEXPORT_SNAPSHOT")));
     st.created = true;
     CDC_ASSIGN_OR_RETURN(
         st.confirmed_flush,
         pg::ParseReplyLsn(made.get(0, 1), "CREATE_REPLICATION_SLOT position"));
     if (!o.quiet)
-      fprintf(stderr, "cdc-capture: created replication slot %s at %s\n",
-              o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str());
+      fprintf(stderr, "cdc-capture: created %sreplication slot %s at %s\n",
+              o.failover ? "failover " : "", o.slot.c_str(),
+              FormatLsn(st.confirmed_flush).c_str());
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
     CDC_ASSIGN_OR_RETURN(
@@ -111,6 +146,7 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
     CDC_ASSIGN_OR_RETURN(
         st.server_lsn,
         pg::ParseReplyLsn(slot.get(0, 3), "pg_current_wal_flush_lsn()"));
+    CDC_RETURN_IF_ERROR(EnsureFailover(conn, o, slot.get(0, 4)));
   }
 
   // The log records every position we acknowledged (invariant 2), so a slot

@@ -352,6 +352,8 @@ void Connection::EndCopy() {
 
 int Connection::socket() const { return PQsocket(conn_); }
 
+int Connection::ServerVersion() const { return PQserverVersion(conn_); }
+
 std::string Connection::ServerEncoding() const {
   const char* e = PQparameterStatus(conn_, "server_encoding");
   return e != nullptr ? e : "";

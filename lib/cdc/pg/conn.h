@@ -108,6 +108,8 @@ class Connection {
   // Sends CopyDone (ends the stream politely before closing).
   void EndCopy();
   int socket() const;
+  // The server's version as a number: 150014 for 15.14, 180004 for 18.4.
+  int ServerVersion() const;
   // The database's encoding, as the server reported it ("UTF8", "LATIN1").
   std::string ServerEncoding() const;
   // The last error of the connection as one line.
