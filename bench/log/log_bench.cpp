@@ -23,6 +23,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/event/event.h"
+#include "cdc/event/renderer.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/writer.h"
 
@@ -141,6 +142,44 @@ double TimeTail(const std::string& bin, const std::string& dir) {
     exit(1);
   }
   return (cdc::MonoMicros() - start) / 1e6;
+}
+
+// Reads the whole log in this process and renders every event in `format`
+// into a buffer written to /dev/null: what one core does for cdc-tail
+// --format FMT, without the process around it. Returns events/s.
+double RenderRate(const std::string& dir, cdc::event::Format format) {
+  cdc::event::RenderOptions o;
+  o.format = format;
+  cdc::event::SourceInfo src;
+  src.log_id = "00000000000000000000000000000001";
+  src.database = "bench";
+  auto renderer = cdc::event::MakeRenderer(o, src);
+  renderer->Restart(true);
+  int fd = open("/dev/null", O_WRONLY);
+  const int64_t start = cdc::MonoMicros();
+  auto reader = cdc::log::LogReader::Open(dir);
+  Check(reader.status());
+  Check((*reader)->SeekEarliest());
+  cdc::log::Batch batch;
+  std::string out;
+  uint64_t n = 0;
+  for (;;) {
+    auto got = (*reader)->Next(&batch);
+    Check(got.status());
+    if (!*got) break;
+    batch.ForEach([&](uint64_t seq, std::string_view line, bool last) {
+      Check(renderer->Append(seq, line, last, &out));
+      ++n;
+    });
+    if (out.size() >= (1 << 18)) {
+      if (write(fd, out.data(), out.size()) < 0) exit(1);
+      out.clear();
+    }
+  }
+  if (write(fd, out.data(), out.size()) < 0) exit(1);
+  const double seconds = (cdc::MonoMicros() - start) / 1e6;
+  close(fd);
+  return n / seconds;
 }
 
 struct Latency {
@@ -321,6 +360,7 @@ int main(int argc, char** argv) {
   }
   const std::string dir = a.dir + "/cdc-bench-log";
   std::vector<double> append_eps, append_mbs, tail_eps, ratio;
+  std::vector<double> render_native, render_debezium, render_cloudevents;
   for (int r = 0; r < a.runs; ++r) {
     AppendResult ar = Append(dir, a.events);
     append_eps.push_back(a.events / ar.seconds);
@@ -328,8 +368,16 @@ int main(int argc, char** argv) {
     ratio.push_back(static_cast<double>(ar.raw_bytes) / ar.disk_bytes);
     double t = TimeTail(a.bin, dir);
     tail_eps.push_back(a.events / t);
-    fprintf(stderr, "run %d: append %.0f ev/s, tail %.0f ev/s, %.2fx\n", r + 1,
-            append_eps.back(), tail_eps.back(), ratio.back());
+    render_native.push_back(RenderRate(dir, cdc::event::Format::kNative));
+    render_debezium.push_back(RenderRate(dir, cdc::event::Format::kDebezium));
+    render_cloudevents.push_back(
+        RenderRate(dir, cdc::event::Format::kCloudEvents));
+    fprintf(stderr,
+            "run %d: append %.0f ev/s, tail %.0f ev/s, %.2fx; render native "
+            "%.0f, debezium %.0f, cloudevents %.0f ev/s\n",
+            r + 1, append_eps.back(), tail_eps.back(), ratio.back(),
+            render_native.back(), render_debezium.back(),
+            render_cloudevents.back());
   }
   AppendResult sizes = Append(dir, a.events);
   // The append runs leave hundreds of MB of dirty pages; let writeback
@@ -351,6 +399,11 @@ int main(int argc, char** argv) {
       {"append throughput (raw NDJSON)", Median(append_mbs), "MB/s", "", true},
       {"cdc-tail native to /dev/null", Median(tail_eps), "events/s",
        ">= 1000000", Median(tail_eps) >= 1000000},
+      {"render native, one core", Median(render_native), "events/s", "", true},
+      {"render debezium, one core", Median(render_debezium), "events/s",
+       ">= 300000", Median(render_debezium) >= 300000},
+      {"render cloudevents, one core", Median(render_cloudevents), "events/s",
+       ">= 300000", Median(render_cloudevents) >= 300000},
       {"raw NDJSON / bytes on disk", Median(ratio), "x", ">= 4",
        Median(ratio) >= 4},
       {"bytes on disk per event",
@@ -379,6 +432,9 @@ int main(int argc, char** argv) {
   }
   j["append_runs"] = append_eps;
   j["tail_runs"] = tail_eps;
+  j["render_native_runs"] = render_native;
+  j["render_debezium_runs"] = render_debezium;
+  j["render_cloudevents_runs"] = render_cloudevents;
   std::filesystem::create_directories(
       std::filesystem::path(a.json).parent_path().empty()
           ? "."

@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "cdc/pg/json_text.h"
+#include "cdc/event/json_text.h"
 
 namespace cdc::pg {
+
+using namespace cdc::event;  // NOLINT: the JSON text helpers
 namespace {
 
 namespace t = type_oid;

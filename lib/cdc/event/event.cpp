@@ -6,6 +6,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/event/json_object.h"
+#include "cdc/event/json_text.h"
 
 namespace cdc::event {
 
@@ -155,16 +156,16 @@ Result<ImportedEvent> ParseImportLine(std::string_view line) {
   std::string& out = ev.stored;
   out.reserve(line.size() + 64);
   out += "{\"lsn\":";
-  AppendJsonString(FormatLsn(ev.lsn), &out);
+  AppendJsonStringUnchecked(FormatLsn(ev.lsn), &out);
   out += ",\"xid\":" + std::to_string(ev.xid) + ",\"ts\":";
-  AppendJsonString(FormatTimestamp(ev.ts), &out);
+  AppendJsonStringUnchecked(FormatTimestamp(ev.ts), &out);
   out += ",\"op\":";
-  AppendJsonString(op, &out);
+  AppendJsonStringUnchecked(op, &out);
   if (!schema.empty() || !table.empty() || op != "m") {
     out += ",\"schema\":";
-    AppendJsonString(schema, &out);
+    AppendJsonStringUnchecked(schema, &out);
     out += ",\"table\":";
-    AppendJsonString(table, &out);
+    AppendJsonStringUnchecked(table, &out);
   }
   for (const JsonMember& m : j.members) {
     const std::string& k = m.key;
@@ -172,7 +173,7 @@ Result<ImportedEvent> ParseImportLine(std::string_view line) {
         k == "table" || k == "seq" || k == "last")
       continue;
     out.push_back(',');
-    AppendJsonString(k, &out);
+    AppendJsonStringUnchecked(k, &out);
     out.push_back(':');
     out.append(j.value(m));
   }

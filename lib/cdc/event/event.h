@@ -1,11 +1,37 @@
 // Events in their stored and native NDJSON forms.
 //
-// Stored form (inside frames): one JSON object per line whose leading keys
-// are, in this order, "lsn", "xid", "ts", "op", then "schema" and "table"
-// when the event has them, then any other keys. "seq" and "last" are not
-// stored: seq is implied by the frame, "last" by TXN_END. The native form a
-// reader prints is the stored object with "seq" first and, on the last
-// event of a source transaction, "last":true at the end.
+// THE STORED EVENT (defined here once; cdc-log-format(5), EVENTS, is the
+// user-facing copy). Each event is one line of a frame's payload: a JSON
+// object whose members come in this order:
+//
+//   "lsn"     string "X/Y": the source transaction's commit LSN (a
+//             non-transactional message: its own LSN)
+//   "xid"     integer: the transaction id (0 for a non-transactional
+//             message)
+//   "ts"      string, RFC 3339 UTC with 6 fraction digits: commit time
+//   "op"      one letter: c insert, u update, d delete, t truncate,
+//             r snapshot read, m logical decoding message, s schema change
+//   "schema", "table"   strings; absent only for op m
+//   then, by op:
+//   c u d r   "key" (replica-identity columns: object, or null when the
+//             table has none), "before" (whole old row under REPLICA
+//             IDENTITY FULL, else null), "after" (new row, null for d);
+//             optional "unchanged":[names] (TOASTed columns left out of
+//             "after") and "json_null":[JSON Pointers]
+//   t         "key","before","after" null, "options":{"cascade":bool,
+//             "restart_identity":bool}
+//   m         "prefix" string, "content" string (text, or base64 with
+//             "content_encoding":"base64"), "transactional" bool
+//   s         "key","before","after" null, "columns":[{"name","type_oid",
+//             "key"}...], optional "generated":[names]
+//   Any other member is kept and passed on as it is (cdc-log import).
+//
+// Row objects map column names to values rendered as cdc/pg/types.h says.
+// "seq" and "last" are not stored: seq is implied by the frame, "last" by
+// TXN_END. The native form a reader prints is the stored object with
+// "seq" first and, on the last event of a source transaction,
+// "last":true at the end. Other forms are made by renderers (renderer.h);
+// stored.h finds the members of a stored event without a DOM.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "cdc/event/json_text.h"
+
 namespace cdc::event {
 
 namespace {
@@ -45,7 +47,7 @@ class Renderer {
   }
   bool string(Json::string_t& v) {
     if (!Value(JsonKind::kString)) return false;
-    AppendJsonString(v, &out_->text);
+    AppendJsonStringUnchecked(v, &out_->text);
     if (depth_ == 1) {
       out_->members.back().string_value = v;
       out_->members.back().end = out_->text.size();
@@ -61,7 +63,7 @@ class Renderer {
       return true;
     }
     Comma();
-    AppendJsonString(k, &out_->text);
+    AppendJsonStringUnchecked(k, &out_->text);
     out_->text.push_back(':');
     first_.back() = true;  // the value follows the colon, no comma
     return true;
@@ -169,47 +171,6 @@ Status ParseJsonObject(std::string_view line, JsonObject* out) {
       return Status::BadInput("key \"" + Clip(out->members[i].key) +
                               "\" appears twice");
   return Status::OK();
-}
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  static const char* kHex = "0123456789abcdef";
-  out->push_back('"');
-  size_t run = 0;  // start of bytes copied as they are
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        out->append("\\u00");
-        out->push_back(kHex[c >> 4]);
-        out->push_back(kHex[c & 15]);
-    }
-  }
-  out->append(s.data() + run, s.size() - run);
-  out->push_back('"');
 }
 
 }  // namespace cdc::event

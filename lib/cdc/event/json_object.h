@@ -58,7 +58,4 @@ struct JsonObject {
 // top-level key.
 Status ParseJsonObject(std::string_view line, JsonObject* out);
 
-// Appends `s` (valid UTF-8) as a JSON string, as nlohmann escapes it.
-void AppendJsonString(std::string_view s, std::string* out);
-
 }  // namespace cdc::event

@@ -5,9 +5,17 @@
 #include <utility>
 #include <vector>
 
-#include "cdc/pg/json_text.h"
+#include "cdc/event/json_text.h"
 
 namespace cdc::pg {
+
+using event::AppendBase64;
+using event::AppendCompactJson;
+using event::AppendJsonString;
+using event::HexValue;
+using event::IsDigit;
+using event::IsJsonNumber;
+using event::IsValidUtf8;
 
 namespace {
 

@@ -29,7 +29,7 @@
 // it without `binary`. The session must use DateStyle=ISO, bytea_output hex
 // or escape, and client_encoding UTF8; timestamptz values may carry any UTC
 // offset. Pure functions, safe to call from any thread. JSON string and
-// base64 helpers are in cdc/pg/json_text.h.
+// base64 helpers are in cdc/event/json_text.h.
 #pragma once
 
 #include <cstdint>

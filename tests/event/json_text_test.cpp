@@ -1,13 +1,13 @@
-#include "cdc/pg/json_text.h"
+#include "cdc/event/json_text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <random>
 
-namespace cdc::pg {
+namespace cdc::event {
 
 TEST_CASE("JSON string escaping matches a reference at every position",
-          "[pg][json]") {
+          "[event][json]") {
   // Specials at every offset of strings longer than one 8-byte word, so
   // the word-at-a-time scan and the byte loop both meet them.
   const std::string specials = std::string("\"\\\n\t\x01\x1f", 6) + "\x7f";
@@ -37,4 +37,4 @@ TEST_CASE("JSON string escaping matches a reference at every position",
   CHECK_FALSE(AppendJsonString(bad, &out));
 }
 
-}  // namespace cdc::pg
+}  // namespace cdc::event

@@ -1,13 +1,14 @@
-// JSON text helpers for building event lines without a DOM: UTF-8
-// validation, string escaping, base64, number syntax, and compaction of
-// JSON text that keeps every string and number exactly as written.
+// JSON text helpers shared by the writer (capture's event builder) and the
+// readers (renderers): UTF-8 validation, string escaping, base64, number
+// syntax, and compaction of JSON text that keeps every string and number
+// exactly as written. No DOM.
 // Pure functions, safe to call from any thread.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace cdc::pg {
+namespace cdc::event {
 
 // True if `s` is well-formed UTF-8 (no overlong forms, surrogates or code
 // points above U+10FFFF).
@@ -26,6 +27,10 @@ inline int HexValue(char c) {
 // was, if `s` is not valid UTF-8.
 bool AppendJsonString(std::string_view s, std::string* out);
 
+// The same for `s` known to be valid UTF-8 (decoded by a JSON parser,
+// checked before): no check, so invalid UTF-8 would be copied as it is.
+void AppendJsonStringUnchecked(std::string_view s, std::string* out);
+
 // Appends standard base64 (RFC 4648, padded), without quotes.
 void AppendBase64(std::string_view bytes, std::string* out);
 
@@ -40,4 +45,4 @@ bool IsJsonNumber(std::string_view s, bool integer_only);
 // RFC 8259 value in valid UTF-8 (unpaired \u surrogate escapes included).
 bool AppendCompactJson(std::string_view text, std::string* out);
 
-}  // namespace cdc::pg
+}  // namespace cdc::event

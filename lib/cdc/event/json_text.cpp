@@ -1,10 +1,10 @@
-#include "cdc/pg/json_text.h"
+#include "cdc/event/json_text.h"
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-namespace cdc::pg {
+namespace cdc::event {
 
 namespace {
 
@@ -242,6 +242,10 @@ bool AppendJsonString(std::string_view s, std::string* out) {
   return true;
 }
 
+void AppendJsonStringUnchecked(std::string_view s, std::string* out) {
+  AppendQuoted(s, out);
+}
+
 void AppendBase64(std::string_view bytes, std::string* out) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -277,4 +281,4 @@ bool AppendCompactJson(std::string_view text, std::string* out) {
   return false;
 }
 
-}  // namespace cdc::pg
+}  // namespace cdc::event
