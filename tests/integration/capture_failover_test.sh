@@ -45,7 +45,6 @@ synchronized_standby_slots = ''
 primary_conninfo = 'host=$T/sock port=$P_PORT user=postgres dbname=postgres application_name=standby'
 primary_slot_name = 'standby'
 hot_standby_feedback = on
-sync_replication_slots = on
 CONF
 touch "$T/sb/pg/standby.signal"
 [ "$(id -u)" -eq 0 ] && chown postgres "$T/sb/pg/standby.signal"
@@ -64,20 +63,30 @@ ok "a standby streams from the primary (PostgreSQL $PG_MAJOR)"
 capture --tables a,b,c --failover --exit-when-idle 2> "$T/first.err" || fail "first capture: $(cat "$T/first.err")"
 [ "$(psql_q -c "SELECT failover FROM pg_replication_slots WHERE slot_name = 'cdc'")" = t ] ||
   fail "the slot is no failover slot"
-python3 "$HERE/workload.py" 1 ${TXNS:-30000} 21 > "$T/work1.sql"
+python3 "$HERE/workload.py" 1 ${FAILOVER_TXNS:-30000} 21 > "$T/work1.sql"
 psql -X -q -f "$T/work1.sql" > /dev/null 2>&1 &
 work=$!
 at_exit "kill $work"
 STANDBY_DSN="host=$T/sb/sock port=$S_PORT user=postgres dbname=postgres"
 BOTH_DSN="host=$T/sock,$T/sb/sock port=$P_PORT,$S_PORT user=postgres dbname=postgres target_session_attrs=read-write"
 CDC_TEST_DSN=$BOTH_DSN capture_bg --failover --status-interval 0.5 --reconnect-max 600
-sleep 2
+# Synchronizing slots is switched on now: a synchronization worker started
+# with the standby would by now sleep for up to 30 s between rounds, having
+# found no failover slot at first.
+on_standby -c "ALTER SYSTEM SET sync_replication_slots = on" -c "SELECT pg_reload_conf()" >/dev/null
 # The standby's copy of the slot follows the primary's.
 synced() {  # synced LSN: the standby's slot is synchronized and confirms LSN
   on_standby -c "SELECT synced AND NOT temporary AND confirmed_flush_lsn >= '$1'::pg_lsn
                  FROM pg_replication_slots WHERE slot_name = 'cdc'"
 }
-for _ in $(seq 300); do [ "$(synced 0/0)" = t ] && break; sleep 0.1; done
+# A synchronized slot is kept only once the primary's slot has moved past
+# where the standby's copy starts, which takes a running-transactions
+# record: logged every 15 s, or at once by pg_log_standby_snapshot().
+for _ in $(seq 300); do
+  [ "$(synced 0/0)" = t ] && break
+  psql_q -c "SELECT pg_log_standby_snapshot()" >/dev/null
+  sleep 0.2
+done
 [ "$(synced 0/0)" = t ] || fail "the slot never reached the standby: $(on_standby -c "TABLE pg_replication_slots") $(tail -5 "$T/sb.log")"
 sleep 1
 kill -0 "$work" 2>/dev/null && busy=yes || busy=no
