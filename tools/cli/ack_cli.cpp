@@ -40,7 +40,9 @@ Status AckChecked(cursor::ConsumerStore& store, const Options& o, uint64_t seq,
   return store.Ack(o.consumer, seq).status();
 }
 
-// Extracts "seq" from an event line; cdc-tail puts it first.
+// Extracts "seq" from an event line; cdc-tail puts it first. A CloudEvent
+// of cdc-tail --format cloudevents has it in "data"; a transaction marker
+// (--tx-markers) has none and yields 0, acking nothing.
 Result<uint64_t> SeqOf(std::string_view line) {
   constexpr std::string_view kPrefix = "{\"seq\":";
   if (line.substr(0, kPrefix.size()) == kPrefix) {
@@ -55,7 +57,20 @@ Result<uint64_t> SeqOf(std::string_view line) {
     auto j = nlohmann::json::parse(line);
     if (!j.is_object()) return Status::BadInput("not a JSON object");
     auto it = j.find("seq");
-    if (it == j.end()) return Status::BadInput("event has no \"seq\"");
+    if (it == j.end() && j.contains("specversion")) {
+      auto data = j.find("data");
+      if (data != j.end() && data->is_object()) {
+        j = *data;
+        it = j.find("seq");
+      }
+    }
+    if (it == j.end()) {
+      auto status = j.find("status");
+      if (status != j.end() && (*status == "BEGIN" || *status == "END") &&
+          j.contains("event_count"))
+        return 0;
+      return Status::BadInput("event has no \"seq\"");
+    }
     if (!it->is_number_unsigned() || it->get<uint64_t>() == 0)
       return Status::BadInput("\"seq\" must be a positive integer");
     return it->get<uint64_t>();

@@ -1,7 +1,12 @@
 // cdc-tail: prints events as NDJSON from a position or a consumer's cursor.
+#include <optional>
+
 #include "cdc/cli/cli.h"
 #include "cdc/consume/reader.h"
 #include "cdc/event/event.h"
+#include "cdc/event/renderer.h"
+#include "cdc/event/tx_markers.h"
+#include "cdc/log/log_dir.h"
 #include "common.h"
 #include "runners.h"
 
@@ -22,25 +27,19 @@ struct Options {
   std::vector<std::string> tables;
   std::string ops;
   std::string format = "native";
+  bool with_key = false;
+  std::string server_name;
+  bool tx_markers = false;
 };
 
-Status Run(const Options& o, cli::Output& out) {
-  if (o.format != "native")
-    return Status::Usage("--format " + o.format +
-                         " is not available in this version (use native)");
-  consume::Options co;
-  CDC_ASSIGN_OR_RETURN(co.selection,
-                       consume::Selection::Make(o.log, o.tables, o.ops, o.to));
-  co.log_dir = o.log;
-  co.consumer = o.consumer;
-  co.from = o.from;
-  co.follow = o.follow;
-  CDC_ASSIGN_OR_RETURN(auto reader, consume::Reader::Open(std::move(co)));
+// The native format without markers: the stored line as it is, with no
+// per-event work beyond the "seq" and "last" it gains.
+Status RunNative(const Options& o, consume::Reader& reader, cli::Output& out) {
   int64_t printed = 0;
   consume::Event e;
   for (;;) {
     if (cli::StopRequested()) break;
-    CDC_ASSIGN_OR_RETURN(bool got, reader->Next(&e));
+    CDC_ASSIGN_OR_RETURN(bool got, reader.Next(&e));
     if (got) {
       if (e.stored.size() < kLargeLine) {
         event::AppendNative(e.seq, e.stored, e.last, out.buffer());
@@ -55,12 +54,82 @@ Status Run(const Options& o, cli::Output& out) {
       if (++printed == o.limit || !out.MaybeFlush()) break;
       continue;
     }
-    if (!out.Flush() || !o.follow || reader->stopped()) break;
-    CDC_ASSIGN_OR_RETURN(auto wake, reader->Wait(1000, out.fd()));
+    if (!out.Flush() || !o.follow || reader.stopped()) break;
+    CDC_ASSIGN_OR_RETURN(auto wake, reader.Wait(1000, out.fd()));
     if (wake == log::ChangeWaiter::Wake::kWatchedFd) break;  // reader gone
   }
   out.Flush();
   return out.error();
+}
+
+// Another format, or markers: every event read (skipped ones too, which a
+// renderer counts within their transaction) goes through the renderer.
+Status RunRendered(const Options& o, event::Format format,
+                   consume::Reader& reader, cli::Output& out) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
+  event::SourceInfo src;
+  src.log_id = id.log_id;
+  if (id.source) {
+    src.system_id = id.source->system_id;
+    src.database = id.source->database;
+    src.slot = id.source->slot;
+  }
+  event::RenderOptions ro;
+  ro.format = format;
+  ro.with_key = o.with_key;
+  ro.server_name = o.server_name;
+  auto renderer = event::MakeRenderer(ro, src);
+  std::optional<event::TxMarkers> markers;
+  if (o.tx_markers) markers.emplace(format, src);
+  CDC_ASSIGN_OR_RETURN(bool at_start, reader.StartsTransaction());
+  renderer->Restart(at_start);
+  if (markers) markers->Restart(at_start);
+  int64_t printed = 0;
+  consume::Event e;
+  bool selected = false;
+  for (;;) {
+    if (cli::StopRequested()) break;
+    CDC_ASSIGN_OR_RETURN(bool got, reader.NextConsumed(&e, &selected));
+    if (got) {
+      std::string* buf = out.buffer();
+      if (markers)
+        CDC_RETURN_IF_ERROR(markers->Before(e.seq, e.stored, selected, buf));
+      if (selected) {
+        const size_t before = buf->size();
+        CDC_RETURN_IF_ERROR(renderer->Append(e.seq, e.stored, e.last, buf));
+        if (buf->size() != before) ++printed;
+      } else {
+        CDC_RETURN_IF_ERROR(renderer->Skip(e.seq, e.stored, e.last));
+      }
+      if (markers) markers->After(e.seq, e.last, buf);
+      if (printed == o.limit || !out.MaybeFlush()) break;
+      continue;
+    }
+    if (!out.Flush() || !o.follow || reader.stopped()) break;
+    CDC_ASSIGN_OR_RETURN(auto wake, reader.Wait(1000, out.fd()));
+    if (wake == log::ChangeWaiter::Wake::kWatchedFd) break;  // reader gone
+  }
+  out.Flush();
+  return out.error();
+}
+
+Status Run(const Options& o, cli::Output& out) {
+  CDC_ASSIGN_OR_RETURN(event::Format format, event::ParseFormat(o.format));
+  if (o.with_key && format != event::Format::kDebezium)
+    return Status::Usage("--with-key needs --format debezium");
+  if (!o.server_name.empty() && format != event::Format::kDebezium)
+    return Status::Usage("--server-name needs --format debezium");
+  consume::Options co;
+  CDC_ASSIGN_OR_RETURN(co.selection,
+                       consume::Selection::Make(o.log, o.tables, o.ops, o.to));
+  co.log_dir = o.log;
+  co.consumer = o.consumer;
+  co.from = o.from;
+  co.follow = o.follow;
+  CDC_ASSIGN_OR_RETURN(auto reader, consume::Reader::Open(std::move(co)));
+  if (format == event::Format::kNative && !o.tx_markers)
+    return RunNative(o, *reader, out);
+  return RunRendered(o, format, *reader, out);
 }
 
 }  // namespace
@@ -94,8 +163,18 @@ int RunCli(int argc, char** argv) {
       ->type_name("GLOB");
   app.add_option("--op", o.ops, "Only these operations, e.g. c,u,d")
       ->type_name("OPS");
-  app.add_option("--format", o.format, "Output format: native")
+  app.add_option("--format", o.format,
+                 "Output format: native (default), debezium or cloudevents")
       ->type_name("FMT");
+  app.add_flag("--with-key", o.with_key,
+               "debezium: print {\"key\":...,\"value\":...} per event");
+  app.add_option("--server-name", o.server_name,
+                 "debezium: source.name (Debezium's topic.prefix; default "
+                 "the database's name)")
+      ->type_name("NAME");
+  app.add_flag("--tx-markers", o.tx_markers,
+               "Print a BEGIN and an END line around each source "
+               "transaction, with its event count");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;

@@ -167,6 +167,29 @@ Result<bool> Reader::ReadBatch(size_t max_events, TxnBatch* b) {
   return true;
 }
 
+Result<bool> Reader::StartsTransaction() const {
+  const uint64_t next = consumed_ + 1;
+  if (next <= 1) return true;
+  // Whether the event before it ended a transaction; a fresh reader, so
+  // this one's place is not disturbed.
+  CDC_ASSIGN_OR_RETURN(auto r, log::LogReader::Open(opts_.log_dir));
+  Status s = r->SeekSeq(next - 1);
+  if (s.code() == Code::kExpired) return true;  // `next` is the earliest
+  CDC_RETURN_IF_ERROR(s);
+  log::Batch b;
+  CDC_ASSIGN_OR_RETURN(bool got, r->Next(&b));
+  if (!got) return true;
+  bool last = true;
+  bool seen = false;
+  b.ForEach([&](uint64_t seq, std::string_view, bool l) {
+    if (seq == next - 1) {
+      last = l;
+      seen = true;
+    }
+  });
+  return !seen || last;
+}
+
 Result<log::ChangeWaiter::Wake> Reader::Wait(int timeout_ms, int watch_fd,
                                              bool watch_readable) {
   if (!waiter_) {

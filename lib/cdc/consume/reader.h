@@ -111,6 +111,19 @@ class Reader {
   // (or of --to SEQ only).
   Result<bool> Next(Event* e);
 
+  // The next event consumed, selected or not (`*selected` tells), for a
+  // reader that must see what the selection skips, e.g. a renderer that
+  // numbers the events of a transaction. Same contract as Next() otherwise.
+  Result<bool> NextConsumed(Event* e, bool* selected) {
+    return NextAny(e, selected);
+  }
+
+  // True when the next event to be read is the first of its source
+  // transaction (also at the earliest retained event); false when the
+  // reader was placed inside a transaction (a SEQ, or a consumer whose
+  // ack fell inside one). Call before reading.
+  Result<bool> StartsTransaction() const;
+
   // Reads the selected events of whole transactions into `b` (replacing
   // its contents): up to `max_events`, ending at a transaction's end
   // unless one transaction alone holds more than `max_events` (then the

@@ -3,7 +3,6 @@
 // native event. The id is the log id and the seq, so a replay of the same
 // events yields the same ids (a consumer can drop duplicates by id).
 #include <charconv>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cdc/event/event.h"
@@ -53,35 +52,10 @@ const char* TypeWord(char op) {
   return "unknown";
 }
 
-// The decoded text of a JSON string token.
-bool StringValue(std::string_view token, std::string* out) {
-  std::string_view plain;
-  if (PlainStringContent(token, &plain)) {
-    out->assign(plain);
-    return true;
-  }
-  try {
-    *out = nlohmann::json::parse(token).get<std::string>();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
 class CloudEventsRenderer : public Renderer {
  public:
   explicit CloudEventsRenderer(const SourceInfo& source) {
-    std::string uri = "cdc://";
-    if (source.system_id.empty() && source.database.empty()) {
-      uri.append("import/");
-    } else {
-      uri.append("postgresql/");
-      AppendSegment(source.system_id, &uri);
-      uri.push_back('/');
-      AppendSegment(source.database, &uri);
-      uri.push_back('/');
-    }
-    AppendSegment(source.log_id, &uri);
+    const std::string uri = CloudEventsSource(source);
     head_ = "{\"specversion\":\"1.0\",\"id\":\"";
     AppendSegment(source.log_id, &head_);
     head_.push_back('-');
@@ -109,20 +83,10 @@ class CloudEventsRenderer : public Renderer {
     out->append(TypeWord(f_.op_code));
     out->push_back('"');
     if (!f_.schema.empty() && !f_.table.empty()) {
-      std::string_view schema, table;
       out->append(",\"subject\":");
-      if (PlainStringContent(f_.schema, &schema) &&
-          PlainStringContent(f_.table, &table)) {
-        out->append(f_.schema.substr(0, f_.schema.size() - 1));
-        out->push_back('.');
-        out->append(f_.table.substr(1));
-      } else {
-        std::string a, b;
-        if (!StringValue(f_.schema, &a) || !StringValue(f_.table, &b)) {
-          out->resize(mark);
-          return Status::Corruption("stored event has a bad schema or table");
-        }
-        AppendJsonStringUnchecked(a + "." + b, out);
+      if (!AppendQualifiedName(f_.schema, f_.table, out)) {
+        out->resize(mark);
+        return Status::Corruption("stored event has a bad schema or table");
       }
     }
     out->append(",\"time\":");
@@ -144,6 +108,21 @@ class CloudEventsRenderer : public Renderer {
 };
 
 }  // namespace
+
+std::string CloudEventsSource(const SourceInfo& source) {
+  std::string uri = "cdc://";
+  if (source.system_id.empty() && source.database.empty()) {
+    uri.append("import/");
+  } else {
+    uri.append("postgresql/");
+    AppendSegment(source.system_id, &uri);
+    uri.push_back('/');
+    AppendSegment(source.database, &uri);
+    uri.push_back('/');
+  }
+  AppendSegment(source.log_id, &uri);
+  return uri;
+}
 
 std::unique_ptr<Renderer> MakeCloudEventsRenderer(const SourceInfo& source) {
   return std::make_unique<CloudEventsRenderer>(source);

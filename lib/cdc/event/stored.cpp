@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "cdc/event/json_text.h"
 
 namespace cdc::event {
 
@@ -74,6 +77,27 @@ bool PlainStringContent(std::string_view token, std::string_view* content) {
   if (inner.find('\\') != std::string_view::npos) return false;
   *content = inner;
   return true;
+}
+
+bool AppendQualifiedName(std::string_view schema, std::string_view table,
+                         std::string* out) {
+  std::string_view a, b;
+  if (PlainStringContent(schema, &a) && PlainStringContent(table, &b)) {
+    out->push_back('"');
+    out->append(a);
+    out->push_back('.');
+    out->append(b);
+    out->push_back('"');
+    return true;
+  }
+  try {
+    std::string name = nlohmann::json::parse(schema).get<std::string>() + "." +
+                       nlohmann::json::parse(table).get<std::string>();
+    AppendJsonStringUnchecked(name, out);
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
 }
 
 Status ScanStored(std::string_view s, StoredFields* f) {

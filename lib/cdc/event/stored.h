@@ -50,6 +50,11 @@ bool SkipJsonValue(std::string_view line, size_t* p);
 // escape; false otherwise.
 bool PlainStringContent(std::string_view token, std::string_view* content);
 
+// Appends "schema.table" as one JSON string, from the JSON string tokens
+// `schema` and `table`. False (nothing appended) if either is not one.
+bool AppendQualifiedName(std::string_view schema, std::string_view table,
+                         std::string* out);
+
 template <typename Fn>
 bool ForEachElement(std::string_view array, Fn&& fn) {
   if (array.size() < 2 || array.front() != '[') return false;
