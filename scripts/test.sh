@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 PG_VERSIONS=${CDC_PG_VERSIONS-16 17 18}
+start_all=$(date +%s)
 
 scripts/deps.sh
 
@@ -20,7 +21,6 @@ passed=0
 failed=0
 failures=()
 timings=()
-start_all=$(date +%s)
 run() {  # run NAME CMD...
   local name=$1 t0 secs; shift
   echo "=== $name"
@@ -37,10 +37,11 @@ run() {  # run NAME CMD...
 }
 
 build() {  # build DIR CMAKE-ARGS...
-  local dir=$1; shift
+  local dir=$1 t0=$SECONDS; shift
   cmake -S "$ROOT" -B "$dir" -DCDC_WERROR=ON "$@" > "$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$JOBS"
+  echo "--- build $dir: $((SECONDS - t0)) s"
 }
 
 mkdir -p build
