@@ -14,3 +14,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::capture {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::redis_tool {
+int RunCli(int argc, char** argv);
+}

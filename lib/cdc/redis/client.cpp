@@ -1,0 +1,175 @@
+#include "cdc/redis/client.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cstring>
+
+namespace cdc::redis {
+
+namespace {
+
+redisContext* Ctx(void* p) { return static_cast<redisContext*>(p); }
+
+timeval Tv(int ms) {
+  timeval tv;
+  tv.tv_sec = ms / 1000;
+  tv.tv_usec = (ms % 1000) * 1000;
+  return tv;
+}
+
+void Copy(const redisReply* r, Reply* out) {
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out->type = Reply::Type::kString;
+      out->str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out->type = Reply::Type::kStatus;
+      out->str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out->type = Reply::Type::kError;
+      out->str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out->type = Reply::Type::kInteger;
+      out->integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out->type = Reply::Type::kArray;
+      out->elements.resize(r->elements);
+      for (size_t i = 0; i < r->elements; ++i)
+        Copy(r->element[i], &out->elements[i]);
+      break;
+    default:
+      out->type = Reply::Type::kNil;
+      break;
+  }
+}
+
+bool StartsWord(std::string_view s, std::string_view word) {
+  return s.rfind(word, 0) == 0 &&
+         (s.size() == word.size() || s[word.size()] == ' ');
+}
+
+}  // namespace
+
+Status ReplyErrorStatus(std::string_view err, std::string_view what) {
+  std::string msg = std::string(what) + ": Redis replied: " + std::string(err);
+  for (std::string_view w : {"NOAUTH", "WRONGPASS", "NOPERM"})
+    if (StartsWord(err, w)) return Status::Permission(msg);
+  if (err.find("without any password configured") != std::string_view::npos ||
+      err.find("invalid password") != std::string_view::npos)
+    return Status::Permission(msg);
+  if (StartsWord(err, "WRONGTYPE")) return Status::BadInput(msg);
+  if (StartsWord(err, "OOM"))
+    return Status::IOError(msg +
+                           " (Redis is at maxmemory; nothing of the batch "
+                           "was applied)");
+  for (std::string_view w :
+       {"READONLY", "LOADING", "MASTERDOWN", "BUSY", "TRYAGAIN"})
+    if (StartsWord(err, w)) return Status::Unavailable(msg);
+  for (std::string_view w : {"MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT"})
+    if (StartsWord(err, w))
+      return Status::Config(msg +
+                            " (cdc-redis speaks to one server, not a "
+                            "cluster)");
+  if (err.find("unknown command") != std::string_view::npos ||
+      err.find("DB index is out of range") != std::string_view::npos)
+    return Status::Config(msg);
+  return Status::Internal(msg);
+}
+
+Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
+  std::unique_ptr<Connection> conn(new Connection());
+  conn->endpoint_ = o.endpoint;
+  const Endpoint& e = o.endpoint;
+  redisContext* c = e.is_unix()
+                        ? redisConnectUnixWithTimeout(e.unix_path.c_str(),
+                                                      Tv(o.connect_timeout_ms))
+                        : redisConnectWithTimeout(e.host.c_str(), e.port,
+                                                  Tv(o.connect_timeout_ms));
+  if (c == nullptr)
+    return Status::Internal("cannot allocate a Redis connection");
+  conn->ctx_ = c;
+  if (c->err)
+    return Status::Unavailable("cannot connect to Redis at " + e.Describe() +
+                               ": " + c->errstr);
+  if (redisSetTimeout(c, Tv(o.io_timeout_ms)) != REDIS_OK)
+    return conn->Dead("set timeout");
+  if (!e.is_unix()) (void)redisEnableKeepAlive(c);
+
+  Reply r;
+  if (!o.password.empty() || !e.user.empty()) {
+    Args a;
+    a << "AUTH";
+    if (!e.user.empty()) a << e.user;
+    a << o.password;
+    CDC_RETURN_IF_ERROR(conn->Append(a));
+    CDC_RETURN_IF_ERROR(conn->Read(&r));
+    if (r.is_error()) {
+      Status s = ReplyErrorStatus(r.str, "AUTH at " + e.Describe());
+      if (s.code() == Code::kInternal) s = Status::Permission(s.message());
+      return s;
+    }
+  }
+  // SELECT also proves the session may run commands: a server that needs
+  // a password answers NOAUTH here.
+  auto sel = conn->Command({"SELECT", std::to_string(e.db)});
+  if (!sel.ok()) return sel.status();
+  if (sel->is_error())
+    return ReplyErrorStatus(
+        sel->str, "SELECT " + std::to_string(e.db) + " at " + e.Describe());
+  return conn;
+}
+
+Connection::~Connection() {
+  if (ctx_ != nullptr) redisFree(Ctx(ctx_));
+}
+
+Status Connection::Dead(std::string_view what) {
+  dead_ = true;
+  redisContext* c = Ctx(ctx_);
+  std::string why = c != nullptr && c->err ? c->errstr : "connection lost";
+  if (c != nullptr && c->err == REDIS_ERR_EOF)
+    why = "server closed the connection";
+  if (c != nullptr && c->err == REDIS_ERR_IO &&
+      why.find("Resource temporarily") != std::string::npos)
+    why = "timed out";
+  return Status::Unavailable("Redis at " + endpoint_.Describe() + ": " +
+                             std::string(what) + ": " + why);
+}
+
+Status Connection::Append(const Args& a) {
+  if (dead_) return Status::Unavailable("Redis connection is closed");
+  if (redisAppendCommandArgv(Ctx(ctx_), static_cast<int>(a.size()),
+                             const_cast<const char**>(a.ptrs()),
+                             a.lens()) != REDIS_OK)
+    return Dead("queue a command");
+  return Status::OK();
+}
+
+Status Connection::Read(Reply* out) {
+  if (dead_) return Status::Unavailable("Redis connection is closed");
+  void* raw = nullptr;
+  if (redisGetReply(Ctx(ctx_), &raw) != REDIS_OK || raw == nullptr)
+    return Dead("read a reply");
+  redisReply* r = static_cast<redisReply*>(raw);
+  out->elements.clear();
+  Copy(r, out);
+  freeReplyObject(r);
+  return Status::OK();
+}
+
+Result<Reply> Connection::Command(
+    std::initializer_list<std::string_view> args) {
+  Args a;
+  for (std::string_view s : args) a << s;
+  CDC_RETURN_IF_ERROR(Append(a));
+  Reply r;
+  CDC_RETURN_IF_ERROR(Read(&r));
+  return r;
+}
+
+}  // namespace cdc::redis

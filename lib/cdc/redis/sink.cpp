@@ -1,0 +1,281 @@
+#include "cdc/redis/sink.h"
+
+#include <charconv>
+
+namespace cdc::redis {
+
+namespace {
+
+constexpr std::string_view kStreamTop =
+    "equal or smaller than the target stream top item";
+
+}  // namespace
+
+Status CheckTemplate(Mode mode, const std::string& t) {
+  bool table = false, key = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '}')
+      return Status::Usage("--key-template \"" + t + "\": unmatched '}'");
+    if (t[i] != '{') continue;
+    size_t close = t.find('}', i);
+    if (close == std::string::npos)
+      return Status::Usage("--key-template \"" + t + "\": unmatched '{'");
+    std::string_view f(t.data() + i + 1, close - i - 1);
+    if (f == "table") table = true;
+    if (f == "key") key = true;
+    if (f != "prefix" && f != "schema" && f != "table" && f != "key")
+      return Status::Usage("--key-template \"" + t + "\": unknown field {" +
+                           std::string(f) +
+                           "} (use {prefix}, {schema}, {table}, {key})");
+    i = close;
+  }
+  if (!table)
+    return Status::Usage("--key-template \"" + t + "\" must contain {table}");
+  if (mode == Mode::kHash && !key)
+    return Status::Usage("--key-template \"" + t +
+                         "\" must contain {key} in hash mode");
+  if (mode == Mode::kStream && key)
+    return Status::Usage("--key-template \"" + t +
+                         "\": {key} is for hash mode (a stream is per table)");
+  return Status::OK();
+}
+
+Sink::Sink(SinkOptions o) : o_(std::move(o)) {
+  if (o_.key_template.empty())
+    o_.key_template = o_.mode == Mode::kStream
+                          ? "{prefix}{schema}.{table}"
+                          : "{prefix}{schema}.{table}:{key}";
+  applied_key_ = o_.prefix + "__cdc_applied:" + o_.consumer;
+}
+
+std::string Sink::AppliedKey() const { return applied_key_; }
+
+std::string Sink::MembersKey(std::string_view schema,
+                             std::string_view table) const {
+  std::string k = o_.prefix;
+  k += "__cdc_rows:";
+  k += schema;
+  k += '.';
+  k += table;
+  return k;
+}
+
+std::string Sink::Expand(std::string_view schema, std::string_view table,
+                         std::string_view key) const {
+  const std::string& t = o_.key_template;
+  std::string out;
+  out.reserve(t.size() + schema.size() + table.size() + key.size() + 8);
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != '{') {
+      out.push_back(t[i]);
+      continue;
+    }
+    size_t close = t.find('}', i);  // CheckTemplate: always there
+    std::string_view f(t.data() + i + 1, close - i - 1);
+    out += f == "prefix"   ? std::string_view(o_.prefix)
+           : f == "schema" ? schema
+           : f == "table"  ? table
+                           : key;
+    i = close;
+  }
+  return out;
+}
+
+Result<std::optional<uint64_t>> Sink::ReadApplied(Connection& c) {
+  CDC_ASSIGN_OR_RETURN(Reply r, c.Command({"GET", AppliedKey()}));
+  if (r.is_error()) return ReplyErrorStatus(r.str, "GET " + AppliedKey());
+  if (r.type == Reply::Type::kNil) return std::optional<uint64_t>();
+  uint64_t v = 0;
+  auto [end, ec] =
+      std::from_chars(r.str.data(), r.str.data() + r.str.size(), v);
+  if (r.type != Reply::Type::kString || ec != std::errc() ||
+      end != r.str.data() + r.str.size())
+    return Status::Corruption("Redis key " + AppliedKey() +
+                              " does not hold a seq (a decimal number); it "
+                              "belongs to this sink");
+  return std::optional<uint64_t>(v);
+}
+
+Status Sink::Queue(Connection& c, uint64_t seq, const std::string& key,
+                   const std::string& id) {
+  CDC_RETURN_IF_ERROR(c.Append(args_));
+  queued_.push_back(Queued{
+      seq, std::string(std::string_view(args_.ptrs()[0], args_.lens()[0])), key,
+      id});
+  args_.clear();
+  scratch_.clear();
+  return Status::OK();
+}
+
+Status Sink::FlushMembership(Connection& c, const std::string& set_key) {
+  auto it = members_.find(set_key);
+  if (it == members_.end()) return Status::OK();
+  for (bool add : {true, false}) {
+    args_ << (add ? "SADD" : "SREM") << set_key;
+    for (const auto& [member, added] : it->second)
+      if (added == add) args_ << member;
+    if (args_.size() > 2) {
+      CDC_RETURN_IF_ERROR(Queue(c, 0, set_key));
+    } else {
+      args_.clear();
+    }
+  }
+  members_.erase(it);
+  return Status::OK();
+}
+
+Status Sink::FlushAllMembership(Connection& c) {
+  while (!members_.empty()) {
+    std::string k = members_.begin()->first;
+    CDC_RETURN_IF_ERROR(FlushMembership(c, k));
+  }
+  return Status::OK();
+}
+
+Status Sink::AppendEvent(Connection& c, const EventRef& ev, BatchResult* r) {
+  Status s = event::ParseJsonObject(ev.line, &obj_);
+  if (!s.ok()) return s.Annotate("event seq " + std::to_string(ev.seq));
+  const event::JsonMember* op = obj_.find("op");
+  if (op == nullptr || op->kind != event::JsonKind::kString)
+    return Status::BadInput("event seq " + std::to_string(ev.seq) +
+                            " has no \"op\"");
+  if (o_.mode == Mode::kStream)
+    return AppendStream(c, ev, op->string_value, obj_);
+  return AppendHash(c, ev, op->string_value, obj_, r);
+}
+
+Result<BatchResult> Sink::Apply(Connection& c,
+                                const std::vector<EventRef>& events,
+                                std::optional<uint64_t> applied) {
+  BatchResult r;
+  r.applied_seq = applied.value_or(0);
+  size_t first = 0;
+  while (first < events.size() && events[first].seq <= r.applied_seq) ++first;
+  r.already = first;
+  if (first == events.size()) return r;
+  queued_.clear();
+  members_.clear();
+  args_.clear();
+  scratch_.clear();
+  args_ << "MULTI";
+  CDC_RETURN_IF_ERROR(c.Append(args_));
+  args_.clear();
+  Status built;
+  for (size_t i = first; i < events.size() && built.ok(); ++i) {
+    if (i > first && events[i].seq <= events[i - 1].seq)
+      built = Status::BadInput(
+          "event seq " + std::to_string(events[i].seq) + " follows seq " +
+          std::to_string(events[i - 1].seq) + ": seqs must increase");
+    else
+      built = AppendEvent(c, events[i], &r);
+  }
+  if (built.ok()) built = FlushAllMembership(c);
+  const uint64_t last = events.back().seq;
+  if (!built.ok()) {
+    // The buffer holds an open MULTI: close it, so the connection stays
+    // usable, and read what it answers.
+    args_.clear();
+    scratch_.clear();
+    args_ << "DISCARD";
+    Status s = c.Append(args_);
+    args_.clear();
+    Reply ignore;
+    for (size_t i = 0; s.ok() && i < queued_.size() + 2; ++i)
+      s = c.Read(&ignore);
+    return built;
+  }
+  std::string seq_text = std::to_string(last);
+  args_ << "SET" << applied_key_ << seq_text;
+  CDC_RETURN_IF_ERROR(Queue(c, 0, applied_key_));
+  args_ << "EXEC";
+  CDC_RETURN_IF_ERROR(c.Append(args_));
+  args_.clear();
+  r.commands = queued_.size();
+
+  // Replies: MULTI, one per queued command, EXEC.
+  Reply reply;
+  CDC_RETURN_IF_ERROR(c.Read(&reply));
+  Status queue_error;
+  if (reply.is_error()) queue_error = ReplyErrorStatus(reply.str, "MULTI");
+  for (const Queued& q : queued_) {
+    CDC_RETURN_IF_ERROR(c.Read(&reply));
+    if (reply.is_error() && queue_error.ok())
+      queue_error = ReplyErrorStatus(
+          reply.str, q.verb + " " + q.key +
+                         (q.seq ? " (event seq " + std::to_string(q.seq) + ")"
+                                : std::string()));
+  }
+  CDC_RETURN_IF_ERROR(c.Read(&reply));
+  if (reply.is_error()) {
+    // EXECABORT: a command was refused while queued (OOM, READONLY, NOAUTH
+    // ...); nothing of the batch was applied.
+    if (!queue_error.ok()) return queue_error;
+    return ReplyErrorStatus(reply.str, "EXEC");
+  }
+  if (!queue_error.ok()) return queue_error;
+  if (reply.type != Reply::Type::kArray ||
+      reply.elements.size() != queued_.size())
+    return Status::Internal(
+        "EXEC answered " + std::to_string(reply.elements.size()) +
+        " replies for " + std::to_string(queued_.size()) + " commands");
+  CDC_RETURN_IF_ERROR(Settle(c, reply, applied, &r.duplicates));
+  r.applied = events.size() - first;
+  r.applied_seq = last;
+  return r;
+}
+
+// EXEC ran every command; some may have failed on their own (MULTI has no
+// rollback). A stream entry that is already there is what a replay looks
+// like when the applied seq was lost (a flushed or evicted key): the entry
+// with exactly that ID must exist, or something else wrote to the stream.
+// Anything else failed: put the applied seq back so the batch is applied
+// again, whole, once the cause is fixed.
+Status Sink::Settle(Connection& c, const Reply& exec,
+                    std::optional<uint64_t> prev, uint64_t* duplicates) {
+  Status first;
+  for (size_t i = 0; i < exec.elements.size(); ++i) {
+    const Reply& e = exec.elements[i];
+    if (!e.is_error()) continue;
+    const Queued& q = queued_[i];
+    std::string where =
+        q.verb + " " + q.key +
+        (q.seq ? " (event seq " + std::to_string(q.seq) + ")" : std::string());
+    if (q.verb == "XADD" && e.str.find(kStreamTop) != std::string::npos) {
+      CDC_ASSIGN_OR_RETURN(Reply x, c.Command({"XRANGE", q.key, q.id, q.id}));
+      if (!x.is_error() && x.type == Reply::Type::kArray &&
+          x.elements.size() == 1) {
+        ++*duplicates;
+        continue;
+      }
+      if (first.ok())
+        first = Status::Corruption(
+            where + ": stream " + q.key + " is past entry " + q.id +
+            " but does not hold it: something other than this sink (" +
+            AppliedKey() + ") writes to it");
+      continue;
+    }
+    if (first.ok()) first = ReplyErrorStatus(e.str, where);
+  }
+  if (first.ok()) return first;
+  Status put = PutBack(c, prev);
+  if (!put.ok())
+    return first.Annotate(
+        "(and the applied seq could not be put back: " + put.message() + ")");
+  std::string msg = first.message() +
+                    " (the batch is not applied: it is applied again, "
+                    "whole, from seq " +
+                    std::to_string(prev.value_or(0) + 1) + " on the next run)";
+  // Not a transport failure: never retried in a loop.
+  return Status(Retryable(first) ? Code::kInternal : first.code(), msg);
+}
+
+Status Sink::PutBack(Connection& c, std::optional<uint64_t> prev) {
+  Result<Reply> r =
+      prev ? c.Command({"SET", AppliedKey(), std::to_string(*prev)})
+           : c.Command({"DEL", AppliedKey()});
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return ReplyErrorStatus(r->str, "restore " + AppliedKey());
+  return Status::OK();
+}
+
+}  // namespace cdc::redis

@@ -1,0 +1,128 @@
+// The Redis sink's writer: applies whole source transactions to Redis,
+// effectively once.
+//
+// Every batch is one MULTI ... EXEC that holds the commands of its events
+// and a SET of the applied seq key ({prefix}__cdc_applied:{consumer}) to
+// the seq of the batch's last event, so Redis has either all of a batch
+// and its position or neither. Events at or below the applied seq are
+// dropped before a batch is built, so a replay never reaches Redis.
+//
+// The shape every sink copies: the shared consume library reads whole
+// transactions; this writer applies a batch; the applied position lives
+// in the target, written atomically with the batch, and wins over the log
+// cursor on restart. See cdc-redis(1) for the key layout.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cdc/base/status.h"
+#include "cdc/event/json_object.h"
+#include "cdc/redis/client.h"
+
+namespace cdc::redis {
+
+enum class Mode { kStream, kHash };
+
+struct SinkOptions {
+  Mode mode = Mode::kStream;
+  std::string prefix = "cdc:";
+  // {prefix}, {schema}, {table} and, in hash mode, {key}; empty: the mode's
+  // default ({prefix}{schema}.{table} for streams,
+  // {prefix}{schema}.{table}:{key} for hashes).
+  std::string key_template;
+  uint64_t maxlen = 0;  // streams: XADD MAXLEN ~ maxlen; 0 keeps everything
+  std::string consumer;
+};
+
+// Usage error for a template naming an unknown {field} or missing {table}
+// (and, in hash mode, {key}).
+Status CheckTemplate(Mode mode, const std::string& key_template);
+
+// One event: its seq and its line, stored or native form (a "seq" or
+// "last" key in the line is ignored); `last` ends a source transaction.
+struct EventRef {
+  uint64_t seq = 0;
+  std::string_view line;
+  bool last = false;
+};
+
+struct BatchResult {
+  uint64_t applied_seq = 0;  // the seq Redis now holds
+  uint64_t applied = 0;      // events written in this batch
+  uint64_t already = 0;      // events at or below the applied seq: skipped
+  uint64_t ignored = 0;      // events with no effect in this mode
+  uint64_t unkeyed = 0;      // hash mode: rows of a table with no key
+  uint64_t duplicates = 0;   // stream entries Redis already held
+  uint64_t commands = 0;     // commands inside MULTI/EXEC
+};
+
+class Sink {
+ public:
+  explicit Sink(SinkOptions o);
+
+  const SinkOptions& options() const { return o_; }
+  std::string AppliedKey() const;
+  // The applied seq in Redis; nullopt when the key does not exist.
+  Result<std::optional<uint64_t>> ReadApplied(Connection& c);
+
+  // Applies `events` (whole transactions in seq order) above `applied`
+  // (what ReadApplied said, or the last Apply's applied_seq) in one
+  // MULTI/EXEC. On a transport error (Unavailable) the outcome is unknown:
+  // reconnect, ReadApplied again and call Apply with the same events.
+  // A command that fails inside EXEC (a key of another type) leaves the
+  // others applied; the applied seq is then put back to `applied` so the
+  // whole batch is applied again once the key is fixed (every command a
+  // batch sends may be repeated; see cdc-redis(1)), and the error is
+  // returned.
+  Result<BatchResult> Apply(Connection& c, const std::vector<EventRef>& events,
+                            std::optional<uint64_t> applied);
+
+ private:
+  struct Queued {
+    uint64_t seq;      // 0: not an event's command
+    std::string verb;  // for messages
+    std::string key;
+    std::string id;  // XADD: the entry ID
+  };
+  // Builds the commands of one event into the connection's buffer.
+  Status AppendEvent(Connection& c, const EventRef& ev, BatchResult* r);
+  Status AppendStream(Connection& c, const EventRef& ev, std::string_view op,
+                      const event::JsonObject& obj);
+  Status AppendHash(Connection& c, const EventRef& ev, std::string_view op,
+                    const event::JsonObject& obj, BatchResult* r);
+  Status FlushMembership(Connection& c, const std::string& set_key);
+  Status FlushAllMembership(Connection& c);
+  Status Queue(Connection& c, uint64_t seq, const std::string& key,
+               const std::string& id = "");
+  std::string Expand(std::string_view schema, std::string_view table,
+                     std::string_view key) const;
+  std::string MembersKey(std::string_view schema, std::string_view table) const;
+  Status Settle(Connection& c, const Reply& exec, std::optional<uint64_t> prev,
+                uint64_t* duplicates);
+  Status PutBack(Connection& c, std::optional<uint64_t> prev);
+
+  SinkOptions o_;
+  std::string applied_key_;
+  Args args_;
+  std::deque<std::string> scratch_;  // argument bytes of the command built
+  std::vector<Queued> queued_;       // commands inside MULTI, in order
+  // Hash mode: membership changes per set key, member -> added (true) or
+  // removed, flushed as one SADD and one SREM before a truncate of the
+  // table and at the end of the batch.
+  std::unordered_map<std::string, std::unordered_map<std::string, bool>>
+      members_;
+  event::JsonObject obj_, key_, after_;  // parsed event, reused
+};
+
+// Hash mode's row key part: the key object's values, in its order, as a
+// compact JSON array ([7], [1,"a b"]): unambiguous whatever the values
+// hold. `key_object` is the compact JSON text of the "key" member.
+Result<std::string> EncodeRowKey(std::string_view key_object);
+
+}  // namespace cdc::redis

@@ -1,0 +1,76 @@
+// Where cdc-redis reads events from: the log as a named consumer (through
+// the consume library), or NDJSON on stdin. Both hand out whole source
+// transactions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cdc/base/status.h"
+#include "cdc/redis/sink.h"
+
+namespace cdc::redis_tool {
+
+// Events of whole transactions; `events` views point into `bytes`.
+struct TxnBatch {
+  std::string bytes;
+  struct Item {
+    uint64_t seq;
+    size_t off, len;
+    bool last;
+  };
+  std::vector<Item> items;
+  std::vector<redis::EventRef> events;  // filled by Seal()
+  void clear() {
+    bytes.clear();
+    items.clear();
+    events.clear();
+  }
+  void Add(uint64_t seq, std::string_view line, bool last) {
+    items.push_back({seq, bytes.size(), line.size(), last});
+    bytes.append(line);
+  }
+  void Seal() {
+    events.clear();
+    for (const Item& i : items)
+      events.push_back(
+          {i.seq, std::string_view(bytes).substr(i.off, i.len), i.last});
+  }
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Appends whole transactions to `b` until it holds at least `max`
+  // events or no more are available now; true if it added any. A bad
+  // input fails only after what came before it was handed out (the
+  // failure is returned by the following call).
+  virtual Result<bool> Fill(TxnBatch* b, size_t max) = 0;
+  // Waits up to `ms` for more input; false when there will be none (EOF).
+  virtual Result<bool> Wait(int ms) = 0;
+  // The log's last committed seq (0 when not reading a log).
+  virtual Result<uint64_t> LastSeq() { return uint64_t{0}; }
+  // Cumulative ack of the consumer up to `seq` (log only).
+  virtual Status Ack(uint64_t seq) {
+    (void)seq;
+    return Status::OK();
+  }
+};
+
+// The log as consumer `consumer`. When Redis holds an applied seq it wins:
+// the consumer's cursor is set to it first (created there when new), so
+// reading starts right after it. Otherwise reading starts after the
+// consumer's cursor (a new consumer is created at the earliest retained
+// event). Config when `applied` is beyond the log's end.
+Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
+                                              const std::string& consumer,
+                                              std::optional<uint64_t> applied,
+                                              bool follow);
+// NDJSON events (native form, with "seq") on fd 0. A transaction ends at
+// "last":true, where the next event's lsn or xid differs, or at EOF.
+std::unique_ptr<Source> OpenStdinSource();
+
+}  // namespace cdc::redis_tool
