@@ -142,7 +142,7 @@ def check(mode, sock, prefix, consumer):
     keys = set()
     cur = "0"
     while True:
-        cur, batch = r.cmd("SCAN", cur, "COUNT", 1000)
+        cur, batch = r.cmd("SCAN", cur, "MATCH", prefix + "*", "COUNT", 1000)
         keys.update(batch)
         if cur == "0":
             break
