@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# bench/redis: events/s that cdc-redis writes into Redis, in each mode,
+# against redis-benchmark's pipelined XADD and HSET on the same server, in
+# one run.
+#
+#   bench/redis/run.sh [--bin build/tools] [--json bench/results/redis.json]
+#                      [--events 300000] [--batch 1000] [--runs 3]
+#
+# One Redis (scripts/redis.sh, unix socket, persistence off so neither side
+# waits for the disk) serves every measure. The log holds --events inserts
+# into one table, 10 per transaction, each row with 4 columns (about 170
+# bytes of event). cdc-redis applies the whole log (the time from start to
+# exit, including connecting and reading the log) in stream mode (one XADD
+# of 8 fields per event) and in hash mode (one HSET of 4 fields per event
+# plus one SADD per table per batch), each batch one MULTI/EXEC with the
+# applied seq. redis-benchmark -P 64 runs XADD (1 field, as its own
+# examples do) and HSET (4 fields) with one client. The best of --runs is
+# reported for each. Prints a table; writes JSON.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$ROOT/build/tools
+JSON=$ROOT/bench/results/redis.json
+EVENTS=300000
+BATCH=1000
+RUNS=3
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) BIN=$2; shift 2 ;;
+    --json) JSON=$2; shift 2 ;;
+    --events) EVENTS=$2; shift 2 ;;
+    --batch) BATCH=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
+  esac
+done
+export PATH="$BIN:$PATH"
+source "$ROOT/scripts/redis.sh"
+T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-bench-redis.XXXXXX")
+trap 'redis_stop; rm -rf "$T"' EXIT
+redis_start "$T" --appendonly no
+
+python3 - "$EVENTS" > "$T/in.ndjson" <<'PY'
+import sys
+n = int(sys.argv[1])
+w = sys.stdout.write
+for i in range(n):
+    t = i // 10 + 1
+    w('{"lsn":"0/%X","xid":%d,"ts":"2026-11-29T07:41:02.123456Z","op":"c",'
+      '"schema":"public","table":"orders","key":{"id":%d},"before":null,'
+      '"after":{"id":%d,"status":"paid","total":"%d.50","note":"order note %d"}}\n'
+      % (t * 256, t, i, i, i % 1000, i))
+PY
+cdc-log import --log "$T/log" -q < "$T/in.ndjson"
+
+now() { date +%s.%N; }
+sink_rate() {  # sink_rate MODE -> events/s (best of RUNS)
+  local best=0 s e r
+  for i in $(seq "$RUNS"); do
+    rcli flushall >/dev/null
+    s=$(now)
+    cdc-redis --log "$T/log" -c "b$i$1" --redis "$REDIS_URL" --mode "$1" --batch "$BATCH" -q
+    e=$(now)
+    [ "$(rcli get "cdc:__cdc_applied:b$i$1")" = "$EVENTS" ] || { echo "run.sh: $1 run incomplete" >&2; exit 1; }
+    r=$(python3 -c "print(int($EVENTS / ($e - $s)))")
+    [ "$r" -gt "$best" ] && best=$r
+  done
+  echo "$best"
+}
+bench_rate() {  # bench_rate ARGS... -> requests/s (best of RUNS)
+  local best=0 r
+  for i in $(seq "$RUNS"); do
+    rcli flushall >/dev/null
+    r=$(redis-benchmark -s "$REDIS_SOCK" -P 64 -c 1 -n "$EVENTS" -r 1000000 --csv "$@" |
+      tail -1 | cut -d, -f2 | tr -d '"' | cut -d. -f1)
+    [ "$r" -gt "$best" ] && best=$r
+  done
+  echo "$best"
+}
+
+stream=$(sink_rate stream)
+hash=$(sink_rate hash)
+xadd=$(bench_rate XADD bench:s '*' f v)
+hset=$(bench_rate HSET 'bench:h:__rand_int__' id 1 status paid total 1.50 note 'order note 1')
+
+ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
+printf '%-44s %12s\n' "measure ($EVENTS events, batch $BATCH)" "per second"
+printf '%-44s %12s\n' "cdc-redis --mode stream (events)" "$stream"
+printf '%-44s %12s\n' "redis-benchmark -P 64 XADD" "$xadd"
+printf '%-44s %12s\n' "  ratio" "$(ratio "$stream" "$xadd")"
+printf '%-44s %12s\n' "cdc-redis --mode hash (events)" "$hash"
+printf '%-44s %12s\n' "redis-benchmark -P 64 HSET (4 fields)" "$hset"
+printf '%-44s %12s\n' "  ratio" "$(ratio "$hash" "$hset")"
+mkdir -p "$(dirname "$JSON")"
+cat > "$JSON" <<J
+{"events":$EVENTS,"batch":$BATCH,"runs":$RUNS,"host_cpus":$(nproc),
+ "redis":"$(redis-server --version | awk '{print $3}' | cut -d= -f2)",
+ "cdc_redis_stream_events_per_s":$stream,"redis_benchmark_xadd_per_s":$xadd,
+ "stream_ratio":$(ratio "$stream" "$xadd"),
+ "cdc_redis_hash_events_per_s":$hash,"redis_benchmark_hset_per_s":$hset,
+ "hash_ratio":$(ratio "$hash" "$hset")}
+J
+echo "wrote $JSON"
