@@ -55,16 +55,16 @@ done
 for t in tests/integration/*_test.sh; do
   run "integration $(basename "$t" .sh)" env BIN="$ROOT/build/tools" bash "$t"
 done
-# The same scripts against newer servers (scripts/pg.sh's PG_BIN): on 18 all
-# of them, the randomized and bulk ones shortened; on 16 and 17 a smoke set
-# (17 also fails over, its first version with failover slots).
+# Capture's scripts against newer servers (scripts/pg.sh's PG_BIN): on 18
+# all of them, the randomized and bulk ones shortened; on 16 and 17 a smoke
+# set (17 also fails over, its first version with failover slots).
 for v in $PG_VERSIONS; do
   if ! bin=$(scripts/pg-fetch.sh "$v"); then
     run "fetch PostgreSQL $v" false
     continue
   fi
   case $v in
-    18) tests=$(for t in tests/integration/*_test.sh; do basename "$t" _test.sh; done) ;;
+    18) tests=$(for t in tests/integration/capture_*_test.sh; do basename "$t" _test.sh; done) ;;
     17) tests="capture_types capture_crash capture_restart capture_failover" ;;
     *) tests="capture_types capture_crash capture_restart" ;;
   esac
