@@ -180,6 +180,7 @@ Status Run(const Options& o) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::InstallLogging("cdc-ack");
   CLI::App app{
       "Move a named consumer's cursor: ack SEQ (cumulative), ack the highest "
       "seq of NDJSON events read from stdin, seek, create or delete.",

@@ -56,6 +56,7 @@ Status Finish(Options* o, const Flags& f) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::InstallLogging("cdc-capture");
   cli::ReturnLargeBuffers();
   CLI::App app{
       "Capture committed changes from PostgreSQL logical replication "

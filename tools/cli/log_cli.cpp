@@ -244,6 +244,7 @@ Status Segments(const std::string& dir, bool json) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::InstallLogging("cdc-log");
   CLI::App app{"Inspect, verify, retain and import a cdc event log.",
                "cdc-log"};
   std::string dir;

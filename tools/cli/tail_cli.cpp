@@ -136,6 +136,7 @@ Status Run(const Options& o, cli::Output& out) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::InstallLogging("cdc-tail");
   cli::ReturnLargeBuffers();
   CLI::App app{
       "Print events from a cdc log as NDJSON, from a position or a named "

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "cdc/base/coding.h"
+#include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/source.h"
@@ -49,13 +50,11 @@ uint64_t BE64(const char* p) {
 }
 
 void Say(const Options& o, const std::string& msg) {
-  if (!o.quiet) fprintf(stderr, "cdc-capture: %s\n", msg.c_str());
+  if (!o.quiet) LogInfo(msg);
 }
 
 // Warnings are printed even with --quiet.
-void Warn(const std::string& msg) {
-  fprintf(stderr, "cdc-capture: warning: %s\n", msg.c_str());
-}
+void Warn(const std::string& msg) { LogWarning(msg); }
 
 class Capture {
  public:

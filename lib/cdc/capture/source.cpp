@@ -1,5 +1,6 @@
 #include "cdc/capture/source.h"
 
+#include "cdc/base/logging.h"
 #include "cdc/log/log_dir.h"
 
 namespace cdc::capture {
@@ -37,10 +38,9 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
   if (!made.ok())
     return made.status().Annotate("cannot create publication " + o.publication);
   if (!o.quiet)
-    fprintf(stderr, "cdc-capture: created publication %s (%s%s)\n",
-            o.publication.c_str(),
-            o.tables.empty() ? "all tables" : "listed tables",
-            generated ? ", stored generated columns" : "");
+    LogInfo("created publication " + o.publication + " (" +
+            (o.tables.empty() ? "all tables" : "listed tables") +
+            (generated ? ", stored generated columns" : "") + ")");
   return Status::OK();
 }
 
@@ -59,8 +59,7 @@ Status EnsureFailover(pg::Connection& conn, const Options& o,
     return altered.status().Annotate("cannot make replication slot " + o.slot +
                                      " a failover slot");
   if (!o.quiet)
-    fprintf(stderr, "cdc-capture: replication slot %s is now a failover slot\n",
-            o.slot.c_str());
+    LogInfo("replication slot " + o.slot + " is now a failover slot");
   return Status::OK();
 }
 
@@ -90,10 +89,8 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
           " slot " + src.slot + " publication " + src.publication +
           " (use another --log for this source)");
     if (!o.quiet)
-      fprintf(stderr,
-              "cdc-capture: log %s holds nothing from slot %s; recording slot "
-              "%s as its source\n",
-              o.log.c_str(), s.slot.c_str(), o.slot.c_str());
+      LogInfo("log " + o.log + " holds nothing from slot " + s.slot +
+              "; recording slot " + o.slot + " as its source");
     CDC_RETURN_IF_ERROR(log::SetSource(o.log, &id, src));
   }
   if (!id.source) {
@@ -125,9 +122,9 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
         st.confirmed_flush,
         pg::ParseReplyLsn(made.get(0, 1), "CREATE_REPLICATION_SLOT position"));
     if (!o.quiet)
-      fprintf(stderr, "cdc-capture: created %sreplication slot %s at %s\n",
-              o.failover ? "failover " : "", o.slot.c_str(),
-              FormatLsn(st.confirmed_flush).c_str());
+      LogInfo(std::string("created ") + (o.failover ? "failover " : "") +
+              "replication slot " + o.slot + " at " +
+              FormatLsn(st.confirmed_flush));
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
     CDC_ASSIGN_OR_RETURN(
@@ -156,13 +153,12 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   if (pos.valid && pos.exclusive && st.confirmed_flush == pos.lsn + 1) {
     // cdc-capture 0.1.0 acknowledged a lone message's LSN + 1; PostgreSQL
     // then skipped a transaction committed exactly at that LSN, if any.
-    fprintf(stderr,
-            "cdc-capture: warning: slot %s confirmed %s, one past the log's "
-            "last message at %s (acknowledged so by cdc-capture 0.1.0): a "
-            "transaction whose commit record started exactly at %s, if there "
-            "was one, is not in the log\n",
-            o.slot.c_str(), FormatLsn(st.confirmed_flush).c_str(),
-            FormatLsn(pos.lsn).c_str(), FormatLsn(pos.lsn).c_str());
+    LogWarning("slot " + o.slot + " confirmed " +
+               FormatLsn(st.confirmed_flush) + ", one past the log's last " +
+               "message at " + FormatLsn(pos.lsn) +
+               " (acknowledged so by cdc-capture 0.1.0): a transaction whose "
+               "commit record started exactly at " +
+               FormatLsn(pos.lsn) + ", if there was one, is not in the log");
   } else if (pos.valid && st.confirmed_flush > pos.FlushLsn()) {
     std::string msg =
         "gap: log " + o.log + " ends at " + FormatLsn(pos.lsn) + " but slot " +
@@ -183,7 +179,7 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
       }
       return Status::Gap(msg);
     }
-    fprintf(stderr, "cdc-capture: warning: %s (accepted)\n", msg.c_str());
+    LogWarning(msg + " (accepted)");
   }
   return st;
 }

@@ -8,12 +8,27 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cdc/base/logging.h"
+
 namespace cdc::cli {
 
 namespace {
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int) { g_stop = 1; }
+
+std::string& LogProgram() {
+  static std::string* prog = new std::string;  // never destroyed: threads
+  return *prog;                                // may log during exit
+}
+void ToolSink(LogLevel level, std::string_view message) {
+  WriteLogLine(LogProgram(), level, EscapeForTerminal(message));
+}
 }  // namespace
+
+void InstallLogging(std::string_view prog) {
+  LogProgram() = prog;
+  SetLogSink(ToolSink);
+}
 
 void InstallStopHandlers() {
   struct sigaction sa;

@@ -14,6 +14,11 @@ namespace cdc::cli {
 void InstallStopHandlers();
 bool StopRequested();
 
+// Routes the library's log messages (base/logging.h) to stderr as
+// "prog: message" ("prog: warning: message"), through EscapeForTerminal.
+// Call once at start-up, before other threads run.
+void InstallLogging(std::string_view prog);
+
 // Makes buffers of 1 MiB or more come from the kernel and go back to it when
 // freed. glibc otherwise raises its threshold for that after freeing such a
 // buffer (up to 32 MiB), serves the next ones from the heap and keeps what
