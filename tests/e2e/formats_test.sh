@@ -60,7 +60,7 @@ assert [e["key"] for e in ev] == [{"id": 1}, {"prefix": "app"}], ev
 assert ev[0]["value"]["op"] == "d"
 '
 
-cdc-tail --log "$L" --format cloudevents > "$T/out"
+cdc-tail --log "$L" --format cloudevents --schema-changes > "$T/out"
 check "cloudevents: ids, types, subjects, data" '
 types = [e["type"].rsplit(".", 1)[1] for e in ev]
 assert types == ["insert", "insert", "insert", "update", "delete", "truncate", "message", "read", "schema"], types
@@ -72,7 +72,7 @@ assert ev[2]["data"]["seq"] == 3 and ev[2]["data"]["last"] is True
 assert ev[3]["time"] == "2026-11-29T07:00:01.000000Z"
 '
 cp "$T/out" "$T/ce1"
-cdc-tail --log "$L" --format cloudevents > "$T/out"
+cdc-tail --log "$L" --format cloudevents --schema-changes > "$T/out"
 cmp -s "$T/out" "$T/ce1" || fail "cloudevents: a replay differs"
 
 cdc-tail --log "$L" --tx-markers --table items --table orders --to 4 > "$T/out"

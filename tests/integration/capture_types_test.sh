@@ -58,7 +58,7 @@ TRUNCATE def_t;
 SQL
 capture --exit-when-idle
 cdc-log verify --log "$T/log" -q || fail "verify"
-cdc-tail --log "$T/log" > "$T/events.ndjson"
+cdc-tail --log "$T/log" --schema-changes > "$T/events.ndjson"
 python3 - "$T/events.ndjson" <<'PY'
 import json, sys
 def short(x):

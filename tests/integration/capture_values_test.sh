@@ -74,7 +74,7 @@ fi
 psql_q -c "INSERT INTO gen (id, a) VALUES (2, 6)"
 wait_marker g2
 kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/capture.err")"
-cdc-tail --log "$T/log" > "$T/events.ndjson"
+cdc-tail --log "$T/log" --schema-changes > "$T/events.ndjson"
 
 # The conversion function exactly as the man page prints it.
 sed -n '/^CREATE FUNCTION cdc_datetime/,/^\$\$;/p' "$MAN" |
@@ -209,7 +209,7 @@ SELECT pg_logical_emit_message(false, 'bin', '\xff00e9'::bytea);
 INSERT INTO t VALUES (2, 'flushes the WAL of the messages');
 SQL
 cdc-capture --log "$T/l1" --dsn "$L1_DSN" --slot l1 -q --exit-when-idle
-cdc-tail --log "$T/l1" > "$T/l1.ndjson"
+cdc-tail --log "$T/l1" --schema-changes > "$T/l1.ndjson"
 python3 - "$T/l1.ndjson" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]

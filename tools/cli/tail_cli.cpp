@@ -25,6 +25,8 @@ struct Options {
   std::string to;
   int64_t limit = -1;
   std::vector<std::string> tables;
+  std::vector<std::string> exclude_tables;
+  bool schema_changes = false;
   std::string ops;
   std::string format = "native";
   bool with_key = false;
@@ -120,8 +122,9 @@ Status Run(const Options& o, cli::Output& out) {
   if (!o.server_name.empty() && format != event::Format::kDebezium)
     return Status::Usage("--server-name needs --format debezium");
   consume::Options co;
-  CDC_ASSIGN_OR_RETURN(co.selection,
-                       consume::Selection::Make(o.log, o.tables, o.ops, o.to));
+  CDC_ASSIGN_OR_RETURN(co.selection, consume::Selection::Make(
+                                         o.log, o.tables, o.ops, o.to,
+                                         o.exclude_tables, o.schema_changes));
   co.log_dir = o.log;
   co.consumer = o.consumer;
   co.from = o.from;
@@ -153,7 +156,9 @@ int RunCli(int argc, char** argv) {
                  "Start at earliest|latest|SEQ|lsn:X/Y|time:ISO "
                  "(default earliest)")
       ->type_name("POS");
-  app.add_option("--to", o.to, "Stop after this position (inclusive)")
+  app.add_option("--to", o.to,
+                 "Stop after this position (inclusive; now: the end when "
+                 "cdc-tail started)")
       ->type_name("POS");
   app.add_option("-n,--limit", o.limit, "Stop after N events")
       ->type_name("N")
@@ -162,8 +167,13 @@ int RunCli(int argc, char** argv) {
                  "Only tables matching GLOB (schema.table or table); "
                  "repeatable")
       ->type_name("GLOB");
+  app.add_option("--exclude-table", o.exclude_tables,
+                 "Leave out tables matching GLOB (as --table); repeatable")
+      ->type_name("GLOB");
   app.add_option("--op", o.ops, "Only these operations, e.g. c,u,d")
       ->type_name("OPS");
+  app.add_flag("--schema-changes", o.schema_changes,
+               "Print schema-change events (op s) too");
   app.add_option("--format", o.format,
                  "Output format: native (default), debezium or cloudevents")
       ->type_name("FMT");

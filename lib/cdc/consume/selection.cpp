@@ -9,10 +9,12 @@ namespace cdc::consume {
 
 Result<Selection> Selection::Make(const std::string& log_dir,
                                   std::vector<std::string> tables,
-                                  const std::string& ops,
-                                  const std::string& to) {
+                                  const std::string& ops, const std::string& to,
+                                  std::vector<std::string> exclude_tables,
+                                  bool schema_changes) {
   Selection s;
   s.tables_ = std::move(tables);
+  s.exclude_ = std::move(exclude_tables);
   for (char c : ops) {
     if (c == ',' || c == ' ') continue;
     if (std::string_view("cudrtms").find(c) == std::string_view::npos)
@@ -23,8 +25,11 @@ Result<Selection> Selection::Make(const std::string& log_dir,
   if (!ops.empty() && s.ops_.empty())
     return Status::Usage("--op \"" + ops +
                          "\" names no operation (use c,u,d,r,t,m,s)");
+  // Schema changes only when asked for: every op but s, unless --op
+  // already lists the ops wanted.
+  if (!schema_changes && s.ops_.empty()) s.ops_ = "cudrtm";
   if (!to.empty()) {
-    CDC_ASSIGN_OR_RETURN(s.to_, ParsePosition(to));
+    CDC_ASSIGN_OR_RETURN(s.to_, ParsePosition(to == "now" ? "latest" : to));
     if (s.to_.kind == Position::Kind::kEarliest ||
         s.to_.kind == Position::Kind::kLatest) {
       CDC_ASSIGN_OR_RETURN(uint64_t next, ResolvePosition(log_dir, s.to_));
@@ -55,13 +60,18 @@ Selection::Verdict Selection::Judge(uint64_t seq,
   if (!ops_.empty() &&
       (h.op.size() != 1 || ops_.find(h.op[0]) == std::string::npos))
     return Verdict::kSkip;
-  if (!tables_.empty()) {
+  if (!tables_.empty() || !exclude_.empty()) {
     const std::string name = h.schema + "." + h.table;
-    bool any = false;
-    for (const auto& g : tables_)
-      any = any || fnmatch(g.c_str(), name.c_str(), 0) == 0 ||
-            fnmatch(g.c_str(), h.table.c_str(), 0) == 0;
-    if (!any) return Verdict::kSkip;
+    auto matches = [&](const std::vector<std::string>& globs) {
+      for (const auto& g : globs) {
+        if (fnmatch(g.c_str(), name.c_str(), 0) == 0 ||
+            fnmatch(g.c_str(), h.table.c_str(), 0) == 0)
+          return true;
+      }
+      return false;
+    };
+    if (!tables_.empty() && !matches(tables_)) return Verdict::kSkip;
+    if (!exclude_.empty() && matches(exclude_)) return Verdict::kSkip;
   }
   return Verdict::kTake;
 }

@@ -21,12 +21,17 @@ class Selection {
   // the table name alone; empty: every table. `ops`: operation letters
   // (c u d r t m s) separated by commas or spaces; empty: every op. `to`:
   // a position (ParsePosition) after which reading stops, inclusive; empty:
-  // no stop. earliest and latest are resolved against the log in `log_dir`
-  // now (so "latest" means the last event at this moment). Usage errors
-  // name the flag (--op) and the bad value.
+  // no stop. earliest and latest (and "now", the same as latest) are
+  // resolved against the log in `log_dir` now (so "latest" means the last
+  // event at this moment). `exclude_tables`: globs matched as `tables` are;
+  // an event of a matching table is skipped even when `tables` takes it.
+  // `schema_changes` false skips schema-change events (op s) unless `ops`
+  // names s. Usage errors name the flag (--op) and the bad value.
   static Result<Selection> Make(const std::string& log_dir,
                                 std::vector<std::string> tables,
-                                const std::string& ops, const std::string& to);
+                                const std::string& ops, const std::string& to,
+                                std::vector<std::string> exclude_tables = {},
+                                bool schema_changes = true);
 
   enum class Verdict {
     kTake,  // hand the event out
@@ -45,11 +50,12 @@ class Selection {
 
  private:
   bool needs_head() const {
-    return !tables_.empty() || !ops_.empty() ||
+    return !tables_.empty() || !exclude_.empty() || !ops_.empty() ||
            (to_set_ && to_.kind != Position::Kind::kSeq);
   }
 
   std::vector<std::string> tables_;
+  std::vector<std::string> exclude_;
   std::string ops_;
   bool to_set_ = false;
   Position to_;
