@@ -13,6 +13,7 @@
 #include "cdc/log/verify.h"
 #include "common.h"
 #include "log_import.h"
+#include "log_wait.h"
 #include "runners.h"
 
 namespace cdc::logtool {
@@ -295,6 +296,19 @@ int RunCli(int argc, char** argv) {
                    "Group commit window in ms (default 10)")
       ->check(tools::DurationFlag(0));
   import->add_flag("-q,--quiet", io.quiet, "No summary on stderr");
+  auto* wait = app.add_subcommand(
+      "wait",
+      "Wait until the log holds every transaction committed before an LSN "
+      "(read-your-writes); exit 75 on timeout");
+  std::string wait_lsn, wait_timeout;
+  wait->add_option("--lsn", wait_lsn,
+                   "X/Y, e.g. from SELECT pg_current_wal_lsn() after a commit")
+      ->type_name("LSN")
+      ->required();
+  wait->add_option("--timeout", wait_timeout,
+                   "Give up after DURATION (e.g. 5s) with exit 75; default "
+                   "no limit")
+      ->type_name("DURATION");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
 
   Status s;
@@ -308,6 +322,8 @@ int RunCli(int argc, char** argv) {
     s = Consumers(dir, json);
   } else if (segments->parsed()) {
     s = Segments(dir, json);
+  } else if (wait->parsed()) {
+    s = RunWait(dir, wait_lsn, wait_timeout);
   } else if (import->parsed()) {
     io.log = dir;
     auto size = tools::ParseSize(seg_size);
