@@ -79,8 +79,8 @@ ok "WRONGTYPE: 65, applied seq put back, nothing acked; fixed, it applies"
 
 # Malformed NDJSON on --stdin: 65 naming the line; the transactions before
 # it are applied and echoed (so acked), nothing after.
-cdc-tail --log "$L" --to 10 > "$T/good"
-{ cat "$T/good"; echo '{"seq":11,"lsn":"0/300","xid":3,'; cdc-tail --log "$L" --from 11; } > "$T/bad"
+cdc-tail --log "$L" --schema-changes --to 10 > "$T/good"
+{ cat "$T/good"; echo '{"seq":11,"lsn":"0/300","xid":3,'; cdc-tail --log "$L" --schema-changes --from 11; } > "$T/bad"
 cdc-ack --log "$L" -c d --create
 expect_exit 65 bash -o pipefail -c "cdc-redis --stdin -c d --redis '$REDIS_URL' --mode hash -q < '$T/bad' | cdc-ack --log '$L' -c d"
 expect_one_line 'stdin line 11: '

@@ -14,7 +14,7 @@ L="$T/log"
 
 python3 "$MODEL" gen 7 31000 300 > "$T/in.ndjson"
 cdc-log import --log "$L" -q < "$T/in.ndjson"
-cdc-tail --log "$L" > "$T/events"
+cdc-tail --log "$L" --schema-changes > "$T/events"
 total=$(wc -l < "$T/events")
 [ "$total" -ge 100000 ] || fail "only $total events"
 
@@ -63,6 +63,6 @@ done
 python3 "$MODEL" check hash "$REDIS_SOCK" hash: hash < "$T/events" || fail "hash mirror differs from the log"
 python3 "$MODEL" check stream "$REDIS_SOCK" stream: stream < "$T/events" || fail "streams differ from the log"
 for m in hash stream; do
-  [ "$(cdc-tail --log "$L" -c "$m" | wc -l)" = 0 ] || fail "$m not acked to the end"
+  [ "$(cdc-tail --log "$L" --schema-changes -c "$m" | wc -l)" = 0 ] || fail "$m not acked to the end"
 done
 ok "kill -9: $total events, ${kills[hash]} + ${kills[stream]} SIGKILLs, Redis killed and shut down mid-run: exact once"

@@ -33,7 +33,7 @@ h() { printf '{"lsn":"0/%X","xid":%d,"ts":"2026-11-29T07:00:00Z"' "$(($1 * 256))
   echo "$(h 4),\"op\":\"c\",\"schema\":\"shop\",\"table\":\"items\",\"key\":{\"sku\":\"z\",\"n\":9},\"before\":null,\"after\":{\"sku\":\"z\",\"n\":9,\"qty\":0,\"doc\":null,\"tags\":null}}"
 } > "$T/ops.ndjson"
 cdc-log import --log "$L" -q < "$T/ops.ndjson"
-cdc-tail --log "$L" > "$T/events"
+cdc-tail --log "$L" --schema-changes > "$T/events"
 
 # --- hash mode ---------------------------------------------------------
 cdc-redis --log "$L" -c h --redis "$REDIS_URL" --mode hash -q
@@ -46,7 +46,7 @@ want='cdc:__cdc_applied:h cdc:__cdc_rows:public.orders cdc:__cdc_rows:shop.items
 [ "$(rcli smembers cdc:__cdc_rows:shop.items)" = 'cdc:shop.items:["z",9]' ] || fail "membership after truncate"
 [ "$(rcli get cdc:__cdc_applied:h)" = 13 ] || fail "applied seq"
 python3 "$MODEL" check hash "$REDIS_SOCK" cdc: h < "$T/events" || fail "hash oracle"
-[ "$(cdc-tail --log "$L" -c h | wc -l)" = 0 ] || fail "consumer h not acked to the end"
+[ "$(cdc-tail --log "$L" --schema-changes -c h | wc -l)" = 0 ] || fail "consumer h not acked to the end"
 ok "hash mode: every op, exact keys and fields"
 
 # The state after each transaction, checked with the oracle (txn 1-3).
@@ -54,8 +54,8 @@ rcli flushall >/dev/null
 for n in 4 10 7; do  # ends at the state after txn 2
   rcli flushall >/dev/null
   cdc-ack --log "$L" -c h --seek 1
-  cdc-tail --log "$L" --to "$n" > "$T/upto"
-  cdc-tail --log "$L" --to "$n" | cdc-redis --stdin -c h --redis "$REDIS_URL" --mode hash -q > /dev/null
+  cdc-tail --log "$L" --schema-changes --to "$n" > "$T/upto"
+  cdc-tail --log "$L" --schema-changes --to "$n" | cdc-redis --stdin -c h --redis "$REDIS_URL" --mode hash -q > /dev/null
   python3 "$MODEL" check hash "$REDIS_SOCK" cdc: h < "$T/upto" || fail "hash state after seq $n"
 done
 [ "$(hs 'cdc:public.orders:[1]')" = "id 1 note n paid true status paid total 12.50" ] ||
@@ -91,11 +91,11 @@ ok "stream mode: --key-template and --maxlen"
 
 # --- the pipe: tail | cdc-redis --stdin | ack --------------------------
 rcli flushall >/dev/null
-cdc-tail --log "$L" -c p | cdc-redis --stdin -c p --redis "$REDIS_URL" --mode hash -q |
+cdc-tail --log "$L" --schema-changes -c p | cdc-redis --stdin -c p --redis "$REDIS_URL" --mode hash -q |
   cdc-ack --log "$L" -c p
 python3 "$MODEL" check hash "$REDIS_SOCK" cdc: p < "$T/events" || fail "pipe oracle"
-[ "$(cdc-tail --log "$L" -c p | wc -l)" = 0 ] || fail "pipe did not ack everything"
+[ "$(cdc-tail --log "$L" --schema-changes -c p | wc -l)" = 0 ] || fail "pipe did not ack everything"
 # Run again: everything is already applied; it is echoed (and so acked) again.
-[ "$(cdc-tail --log "$L" | cdc-redis --stdin -c p --redis "$REDIS_URL" --mode hash -q | wc -l)" = 13 ] ||
+[ "$(cdc-tail --log "$L" --schema-changes | cdc-redis --stdin -c p --redis "$REDIS_URL" --mode hash -q | wc -l)" = 13 ] ||
   fail "already-applied events are echoed"
 ok "pipe: cdc-tail | cdc-redis --stdin | cdc-ack"
