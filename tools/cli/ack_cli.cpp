@@ -6,6 +6,7 @@
 #include "cdc/cli/cli.h"
 #include "cdc/consume/line_reader.h"
 #include "cdc/consume/position.h"
+#include "cdc/consume/selection.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/reader.h"
@@ -23,6 +24,11 @@ struct Options {
   std::string seek;
   bool create = false;
   bool del = false;
+  // --create: a stored subscription.
+  std::vector<std::string> tables;
+  std::vector<std::string> exclude_tables;
+  std::string ops;
+  bool schema_changes = false;
   double interval_s = 1.0;
 };
 
@@ -138,13 +144,27 @@ Status Run(const Options& o) {
 
   if (o.create && !o.seq.empty())
     return Status::Usage("--create places a new consumer with --seek, not SEQ");
+  const consume::Filter filter{o.tables, o.exclude_tables, o.ops,
+                               o.schema_changes};
+  const bool subscribe = !o.tables.empty() || !o.exclude_tables.empty() ||
+                         !o.ops.empty() || o.schema_changes;
+  if (subscribe && !o.create)
+    return Status::Usage(
+        "--table, --exclude-table, --op and --schema-changes store a "
+        "selection with --create");
   if (o.create) {
     consume::Position p;
     if (!o.seek.empty()) {
       CDC_ASSIGN_OR_RETURN(p, consume::ParsePosition(o.seek));
     }
+    if (subscribe) {  // refuse a bad --op before creating anything
+      consume::Selection check;
+      CDC_RETURN_IF_ERROR(check.ApplyFilter(filter));
+    }
     CDC_ASSIGN_OR_RETURN(uint64_t first, consume::ResolvePosition(o.log, p));
-    return store->Create(o.consumer, first - 1).status();
+    CDC_RETURN_IF_ERROR(store->Create(o.consumer, first - 1).status());
+    if (!subscribe) return Status::OK();
+    return store->SetSelection(o.consumer, filter.ToJson());
   }
   // In a pipe, cdc-tail creates a new consumer while we start: a missing
   // consumer only matters once there is something to ack.
@@ -198,6 +218,18 @@ int RunCli(int argc, char** argv) {
                  "Move the cursor so the next event is at "
                  "earliest|latest|SEQ|lsn:X/Y|time:ISO (may move backward)")
       ->type_name("POS");
+  app.add_option("--table", o.tables,
+                 "With --create: store a selection of tables matching GLOB "
+                 "(as cdc-tail --table); repeatable")
+      ->type_name("GLOB");
+  app.add_option("--exclude-table", o.exclude_tables,
+                 "With --create: leave out tables matching GLOB; repeatable")
+      ->type_name("GLOB");
+  app.add_option("--op", o.ops,
+                 "With --create: store a selection of operations, e.g. c,u,d")
+      ->type_name("OPS");
+  app.add_flag("--schema-changes", o.schema_changes,
+               "With --create: the consumer gets schema changes too");
   app.add_flag("--create", o.create,
                "Create the consumer (at --seek, default earliest)");
   app.add_flag("--delete", o.del, "Delete the consumer");

@@ -57,6 +57,17 @@ Status Reader::Place() {
                          store_->GetOrCreate(name, first - 1, &created));
     acked = c.acked_seq;
   }
+  // A stored subscription decides which events this consumer takes.
+  CDC_ASSIGN_OR_RETURN(std::string stored, store_->GetSelection(name));
+  if (!stored.empty()) {
+    if (opts_.selection.has_filter())
+      return Status::Usage("consumer " + name +
+                           " has a stored selection; --table, "
+                           "--exclude-table and --op do not go with it "
+                           "(read without -c to choose others)");
+    CDC_ASSIGN_OR_RETURN(Filter f, Filter::FromJson(stored, name));
+    CDC_RETURN_IF_ERROR(opts_.selection.ApplyFilter(f));
+  }
   Status s = r.SeekSeq(acked + 1);
   if (s.code() == Code::kExpired)
     return Status::Expired(

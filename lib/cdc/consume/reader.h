@@ -45,6 +45,9 @@ struct Options {
   // A named consumer: reading starts after its cursor. A consumer used for
   // the first time is created at `from` (default: the earliest retained
   // event); for one that exists, `from` is a usage error (a seek moves it).
+  // A consumer with a stored selection (Filter) reads what it selects,
+  // keeping `selection`'s --to; a selection that also filters is a usage
+  // error.
   std::string consumer;
   // Without a consumer: where to start (ParsePosition; empty: earliest).
   std::string from;

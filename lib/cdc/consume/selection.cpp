@@ -2,10 +2,61 @@
 
 #include <fnmatch.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cdc/base/time.h"
 #include "cdc/event/event.h"
 
 namespace cdc::consume {
+
+std::string Filter::ToJson() const {
+  nlohmann::ordered_json j;
+  j["tables"] = tables;
+  j["exclude_tables"] = exclude_tables;
+  j["ops"] = ops;
+  j["schema_changes"] = schema_changes;
+  return j.dump();
+}
+
+Result<Filter> Filter::FromJson(const std::string& text,
+                                const std::string& consumer) {
+  const Status bad =
+      Status::Corruption("the selection stored for consumer " + consumer +
+                         " in consumers.db is not one cdc-ack wrote");
+  try {
+    auto j = nlohmann::json::parse(text);
+    Filter f;
+    f.tables = j.at("tables").get<std::vector<std::string>>();
+    f.exclude_tables = j.at("exclude_tables").get<std::vector<std::string>>();
+    f.ops = j.at("ops").get<std::string>();
+    f.schema_changes = j.at("schema_changes").get<bool>();
+    return f;
+  } catch (const nlohmann::json::exception&) {
+    return bad;
+  }
+}
+
+Status Selection::ApplyFilter(const Filter& f) {
+  tables_ = f.tables;
+  exclude_ = f.exclude_tables;
+  ops_.clear();
+  for (char c : f.ops) {
+    if (c == ',' || c == ' ') continue;
+    if (std::string_view("cudrtms").find(c) == std::string_view::npos)
+      return Status::Usage(std::string("--op: unknown operation '") + c +
+                           "' (use c,u,d,r,t,m,s)");
+    ops_.push_back(c);
+  }
+  if (!f.ops.empty() && ops_.empty())
+    return Status::Usage("--op \"" + f.ops +
+                         "\" names no operation (use c,u,d,r,t,m,s)");
+  explicit_ops_ = !ops_.empty();
+  schema_changes_ = f.schema_changes;
+  // Schema changes only when asked for: every op but s, unless --op
+  // already lists the ops wanted.
+  if (!f.schema_changes && ops_.empty()) ops_ = "cudrtm";
+  return Status::OK();
+}
 
 Result<Selection> Selection::Make(const std::string& log_dir,
                                   std::vector<std::string> tables,
@@ -13,21 +64,8 @@ Result<Selection> Selection::Make(const std::string& log_dir,
                                   std::vector<std::string> exclude_tables,
                                   bool schema_changes) {
   Selection s;
-  s.tables_ = std::move(tables);
-  s.exclude_ = std::move(exclude_tables);
-  for (char c : ops) {
-    if (c == ',' || c == ' ') continue;
-    if (std::string_view("cudrtms").find(c) == std::string_view::npos)
-      return Status::Usage(std::string("--op: unknown operation '") + c +
-                           "' (use c,u,d,r,t,m,s)");
-    s.ops_.push_back(c);
-  }
-  if (!ops.empty() && s.ops_.empty())
-    return Status::Usage("--op \"" + ops +
-                         "\" names no operation (use c,u,d,r,t,m,s)");
-  // Schema changes only when asked for: every op but s, unless --op
-  // already lists the ops wanted.
-  if (!schema_changes && s.ops_.empty()) s.ops_ = "cudrtm";
+  CDC_RETURN_IF_ERROR(s.ApplyFilter(Filter{
+      std::move(tables), std::move(exclude_tables), ops, schema_changes}));
   if (!to.empty()) {
     CDC_ASSIGN_OR_RETURN(s.to_, ParsePosition(to == "now" ? "latest" : to));
     if (s.to_.kind == Position::Kind::kEarliest ||

@@ -12,6 +12,22 @@
 
 namespace cdc::consume {
 
+// The part of a selection a consumer can store beside its cursor (a
+// stored subscription: cdc-ack --create -c NAME --table ...): which events,
+// not where to stop. Kept in consumers.db as a JSON object
+// {"tables":[..],"exclude_tables":[..],"ops":"..","schema_changes":bool}.
+struct Filter {
+  std::vector<std::string> tables;
+  std::vector<std::string> exclude_tables;
+  std::string ops;
+  bool schema_changes = false;
+
+  std::string ToJson() const;
+  // Corruption naming the consumer when `text` is not such an object.
+  static Result<Filter> FromJson(const std::string& text,
+                                 const std::string& consumer);
+};
+
 class Selection {
  public:
   // Everything, no stop.
@@ -42,6 +58,15 @@ class Selection {
   // be read is taken (it is not the selection's to judge). Allocates only
   // when a table, op or an LSN/time --to is set.
   Verdict Judge(uint64_t seq, std::string_view stored) const;
+  // True when --table, --exclude-table or --op narrowed it.
+  bool has_filter() const {
+    return !tables_.empty() || !exclude_.empty() || explicit_ops_;
+  }
+  bool schema_changes() const { return schema_changes_; }
+  // Replaces which events are taken by `f` (a consumer's stored
+  // subscription), keeping --to. Usage error for a bad op in `f`.
+  Status ApplyFilter(const Filter& f);
+
   // True when `seq` is the last event --to SEQ lets through, so a reader
   // stops on reaching it instead of waiting for an event past it.
   bool EndsAt(uint64_t seq) const {
@@ -56,6 +81,8 @@ class Selection {
 
   std::vector<std::string> tables_;
   std::vector<std::string> exclude_;
+  bool explicit_ops_ = false;
+  bool schema_changes_ = true;
   std::string ops_;
   bool to_set_ = false;
   Position to_;

@@ -159,6 +159,12 @@ Status ConsumerStore::Setup() {
            " acked_seq INTEGER NOT NULL,"
            " created_us INTEGER NOT NULL,"
            " updated_us INTEGER NOT NULL)"));
+  // Stored subscriptions: a table of its own, so that a consumers.db made
+  // before them is used as it is.
+  CDC_RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS selections ("
+           " name TEXT PRIMARY KEY,"
+           " selection TEXT NOT NULL)"));
   // A "consumers" table of another shape (another program's file, or a
   // damaged one) is bad data, not an I/O error.
   Stmt st(db_,
@@ -257,6 +263,35 @@ Status ConsumerStore::Delete(const std::string& name) {
   if (st.Step() != SQLITE_DONE) return Error("cannot delete " + name);
   if (sqlite3_changes(db_) == 0)
     return Status::NotFound("no consumer named " + name);
+  Stmt sel(db_, "DELETE FROM selections WHERE name = ?1");
+  if (!sel.ok()) return Error("cannot delete");
+  sel.Bind(1, name);
+  if (sel.Step() != SQLITE_DONE) return Error("cannot delete " + name);
+  return Status::OK();
+}
+
+Result<std::string> ConsumerStore::GetSelection(const std::string& name) {
+  Stmt st(db_, "SELECT selection FROM selections WHERE name = ?1");
+  if (!st.ok()) return Error("cannot read the selection of " + name);
+  st.Bind(1, name);
+  int rc = st.Step();
+  if (rc == SQLITE_DONE) return std::string();
+  if (rc != SQLITE_ROW) return Error("cannot read the selection of " + name);
+  const unsigned char* text = sqlite3_column_text(st.get(), 0);
+  return text == nullptr ? std::string()
+                         : std::string(reinterpret_cast<const char*>(text));
+}
+
+Status ConsumerStore::SetSelection(const std::string& name,
+                                   const std::string& selection) {
+  Stmt st(db_,
+          "INSERT INTO selections (name, selection) VALUES (?1, ?2) "
+          "ON CONFLICT(name) DO UPDATE SET selection = ?2");
+  if (!st.ok()) return Error("cannot store the selection of " + name);
+  st.Bind(1, name);
+  st.Bind(2, selection);
+  if (st.Step() != SQLITE_DONE)
+    return Error("cannot store the selection of " + name);
   return Status::OK();
 }
 

@@ -47,8 +47,15 @@ class ConsumerStore {
   Result<uint64_t> Ack(const std::string& name, uint64_t seq);
   // Sets the cursor to `acked_seq` (either direction). NotFound if absent.
   Status Seek(const std::string& name, uint64_t acked_seq);
+  // Deletes the consumer and its stored selection.
   Status Delete(const std::string& name);
   Result<std::vector<Consumer>> List();
+
+  // The selection stored beside a consumer's cursor (a stored
+  // subscription): opaque text to this store (consume::Subscription reads
+  // it), "" when the consumer has none.
+  Result<std::string> GetSelection(const std::string& name);
+  Status SetSelection(const std::string& name, const std::string& selection);
 
  private:
   ConsumerStore() = default;
