@@ -21,7 +21,7 @@ total=$(wc -l < "$T/events")
 declare -A pid kills
 start_sink() {  # start_sink MODE
   cdc-redis --log "$L" -c "$1" --redis "$REDIS_URL" --mode "$1" --prefix "$1:" \
-    --batch 20 --reconnect-max 30 -q 2>>"$T/$1.err" &
+    --batch 40 --reconnect-max 30 -q 2>>"$T/$1.err" &
   pid[$1]=$!
 }
 kills[hash]=0; kills[stream]=0

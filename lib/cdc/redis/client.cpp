@@ -1,6 +1,7 @@
 #include "cdc/redis/client.h"
 
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 #include <sys/time.h>
 
 #include <cstring>
@@ -147,6 +148,16 @@ Status Connection::Append(const Args& a) {
                              const_cast<const char**>(a.ptrs()),
                              a.lens()) != REDIS_OK)
     return Dead("queue a command");
+  return Status::OK();
+}
+
+Status Connection::SendIfOver(size_t bytes) {
+  if (dead_) return Status::Unavailable("Redis connection is closed");
+  redisContext* c = Ctx(ctx_);
+  if (sdslen(c->obuf) < bytes) return Status::OK();
+  int done = 0;
+  while (!done)
+    if (redisBufferWrite(c, &done) != REDIS_OK) return Dead("send commands");
   return Status::OK();
 }
 

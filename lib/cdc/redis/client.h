@@ -88,6 +88,10 @@ class Connection {
   // Queues a command in the output buffer: no I/O. The arguments are
   // copied. Fails only when the connection is dead.
   Status Append(const Args& args);
+  // Writes what is queued once it holds `bytes` or more (no reply is
+  // read), so the server works on the first commands of a large pipeline
+  // while later ones are built.
+  Status SendIfOver(size_t bytes);
   // Sends what is queued (at the first call) and reads the next reply.
   // A reply error is a Reply of kError, not a failed Status.
   Status Read(Reply* out);

@@ -77,7 +77,115 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
   return false;
 }
 
+// The end of the JSON string whose opening quote is at s[i] (one past the
+// closing quote), or npos; sets *escaped when it holds a backslash.
+size_t StringEnd(std::string_view s, size_t i, bool* escaped) {
+  for (size_t j = i + 1; j < s.size(); ++j) {
+    if (s[j] == '\\') {
+      *escaped = true;
+      ++j;
+    } else if (s[j] == '"') {
+      return j + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The end of the compact JSON value at s[i], or npos for anything not
+// compact (whitespace outside strings) or malformed at this level.
+size_t ValueEnd(std::string_view s, size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  bool esc = false;
+  if (s[i] == '"') return StringEnd(s, i, &esc);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (size_t j = i; j < s.size(); ++j) {
+      char ch = s[j];
+      if (ch == '"') {
+        j = StringEnd(s, j, &esc);
+        if (j == std::string_view::npos) return j;
+        --j;
+      } else if (ch == '{' || ch == '[') {
+        ++depth;
+      } else if (ch == '}' || ch == ']') {
+        if (--depth == 0) return j + 1;
+      } else if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+        return std::string_view::npos;
+      }
+    }
+    return std::string_view::npos;
+  }
+  size_t j = i;
+  while (j < s.size() && s[j] != ',' && s[j] != '}' && s[j] != ']') {
+    if (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')
+      return std::string_view::npos;
+    ++j;
+  }
+  return j == i ? std::string_view::npos : j;
+}
+
+// The top level of a compact JSON object, as ParseJsonObject gives it,
+// without a full parse: what the log stores (and cdc-tail prints) is
+// compact and was checked when it was written. False for anything else;
+// the caller then parses it in full.
+bool FastParse(std::string_view s, JsonObject* out) {
+  out->members.clear();
+  // An escape may be written more than one way: the full parse renders
+  // it as the log does.
+  if (s.find('\\') != std::string_view::npos) return false;
+  out->text.assign(s);
+  if (s.size() < 2 || s[0] != '{' || s.back() != '}') return false;
+  size_t i = 1;
+  if (s[i] == '}') return i + 1 == s.size();
+  for (;;) {
+    bool esc = false;
+    if (s[i] != '"') return false;
+    size_t ke = StringEnd(s, i, &esc);
+    if (ke == std::string_view::npos || esc || ke >= s.size() || s[ke] != ':')
+      return false;
+    JsonMember m;
+    m.key.assign(s.data() + i + 1, ke - i - 2);
+    size_t vb = ke + 1;
+    size_t ve = ValueEnd(s, vb);
+    if (ve == std::string_view::npos || ve >= s.size()) return false;
+    m.begin = vb;
+    m.end = ve;
+    switch (s[vb]) {
+      case '"':
+        m.string_value.assign(s.data() + vb + 1, ve - vb - 2);
+        m.kind = JsonKind::kString;
+        break;
+      case '{':
+        m.kind = JsonKind::kObject;
+        break;
+      case '[':
+        m.kind = JsonKind::kArray;
+        break;
+      case 'n':
+        m.kind = JsonKind::kNull;
+        break;
+      case 't':
+      case 'f':
+        m.kind = JsonKind::kBool;
+        break;
+      default:
+        m.kind = JsonKind::kFloat;
+        break;
+    }
+    out->members.push_back(std::move(m));
+    if (s[ve] == '}') return ve + 1 == s.size();
+    if (s[ve] != ',') return false;
+    i = ve + 1;
+    if (i >= s.size()) return false;
+  }
+}
+
 }  // namespace
+
+Status ParseCompact(std::string_view text, JsonObject* out) {
+  if (FastParse(text, out)) return Status::OK();
+  return event::ParseJsonObject(text, out);
+}
 
 Result<std::string> EncodeRowKey(std::string_view key_object) {
   JsonObject k;
@@ -119,7 +227,7 @@ Status Sink::AppendStream(Connection& c, const EventRef& ev,
       continue;
     args_ << m.key << FieldValue(obj, m);
   }
-  return Queue(c, ev.seq, key, id);
+  return Queue(c, ev.seq, key);
 }
 
 Status Sink::AppendHash(Connection& c, const EventRef& ev, std::string_view op,
@@ -152,7 +260,7 @@ Status Sink::AppendHash(Connection& c, const EventRef& ev, std::string_view op,
     ++r->unkeyed;  // a table without a primary key or replica identity
     return Status::OK();
   }
-  Status s = event::ParseJsonObject(obj.value(*key), &key_);
+  Status s = ParseCompact(obj.value(*key), &key_);
   if (!s.ok()) return bad("\"key\": " + s.message());
   if (key_.members.empty()) {
     ++r->unkeyed;
@@ -176,7 +284,7 @@ Status Sink::AppendHash(Connection& c, const EventRef& ev, std::string_view op,
   const JsonMember* after = obj.find("after");
   if (after == nullptr || after->kind != JsonKind::kObject)
     return bad("op " + std::string(op) + " without an \"after\" object");
-  s = event::ParseJsonObject(obj.value(*after), &after_);
+  s = ParseCompact(obj.value(*after), &after_);
   if (!s.ok()) return bad("\"after\": " + s.message());
   std::vector<std::string> unchanged, json_null;
   if (const JsonMember* u = obj.find("unchanged");

@@ -96,15 +96,13 @@ Result<std::optional<uint64_t>> Sink::ReadApplied(Connection& c) {
   return std::optional<uint64_t>(v);
 }
 
-Status Sink::Queue(Connection& c, uint64_t seq, const std::string& key,
-                   const std::string& id) {
+Status Sink::Queue(Connection& c, uint64_t seq, const std::string& key) {
   CDC_RETURN_IF_ERROR(c.Append(args_));
-  queued_.push_back(Queued{
-      seq, std::string(std::string_view(args_.ptrs()[0], args_.lens()[0])), key,
-      id});
+  queued_.push_back(Queued{seq, args_.ptrs()[0], key});
   args_.clear();
   scratch_.clear();
-  return Status::OK();
+  // Redis queues the first commands of a batch while the rest is built.
+  return c.SendIfOver(64 << 10);
 }
 
 Status Sink::FlushMembership(Connection& c, const std::string& set_key) {
@@ -133,7 +131,7 @@ Status Sink::FlushAllMembership(Connection& c) {
 }
 
 Status Sink::AppendEvent(Connection& c, const EventRef& ev, BatchResult* r) {
-  Status s = event::ParseJsonObject(ev.line, &obj_);
+  Status s = ParseCompact(ev.line, &obj_);
   if (!s.ok()) return s.Annotate("event seq " + std::to_string(ev.seq));
   const event::JsonMember* op = obj_.find("op");
   if (op == nullptr || op->kind != event::JsonKind::kString)
@@ -201,7 +199,7 @@ Result<BatchResult> Sink::Apply(Connection& c,
     CDC_RETURN_IF_ERROR(c.Read(&reply));
     if (reply.is_error() && queue_error.ok())
       queue_error = ReplyErrorStatus(
-          reply.str, q.verb + " " + q.key +
+          reply.str, std::string(q.verb) + " " + q.key +
                          (q.seq ? " (event seq " + std::to_string(q.seq) + ")"
                                 : std::string()));
   }
@@ -238,10 +236,12 @@ Status Sink::Settle(Connection& c, const Reply& exec,
     if (!e.is_error()) continue;
     const Queued& q = queued_[i];
     std::string where =
-        q.verb + " " + q.key +
+        std::string(q.verb) + " " + q.key +
         (q.seq ? " (event seq " + std::to_string(q.seq) + ")" : std::string());
-    if (q.verb == "XADD" && e.str.find(kStreamTop) != std::string::npos) {
-      CDC_ASSIGN_OR_RETURN(Reply x, c.Command({"XRANGE", q.key, q.id, q.id}));
+    if (std::string_view(q.verb) == "XADD" &&
+        e.str.find(kStreamTop) != std::string::npos) {
+      const std::string id = std::to_string(q.seq) + "-0";
+      CDC_ASSIGN_OR_RETURN(Reply x, c.Command({"XRANGE", q.key, id, id}));
       if (!x.is_error() && x.type == Reply::Type::kArray &&
           x.elements.size() == 1) {
         ++*duplicates;
@@ -249,7 +249,7 @@ Status Sink::Settle(Connection& c, const Reply& exec,
       }
       if (first.ok())
         first = Status::Corruption(
-            where + ": stream " + q.key + " is past entry " + q.id +
+            where + ": stream " + q.key + " is past entry " + id +
             " but does not hold it: something other than this sink (" +
             AppliedKey() + ") writes to it");
       continue;

@@ -86,9 +86,8 @@ class Sink {
  private:
   struct Queued {
     uint64_t seq;      // 0: not an event's command
-    std::string verb;  // for messages
+    const char* verb;  // for messages
     std::string key;
-    std::string id;  // XADD: the entry ID
   };
   // Builds the commands of one event into the connection's buffer.
   Status AppendEvent(Connection& c, const EventRef& ev, BatchResult* r);
@@ -98,8 +97,8 @@ class Sink {
                     const event::JsonObject& obj, BatchResult* r);
   Status FlushMembership(Connection& c, const std::string& set_key);
   Status FlushAllMembership(Connection& c);
-  Status Queue(Connection& c, uint64_t seq, const std::string& key,
-               const std::string& id = "");
+  // Queues the command in args_ (its verb a string literal) for `seq`.
+  Status Queue(Connection& c, uint64_t seq, const std::string& key);
   std::string Expand(std::string_view schema, std::string_view table,
                      std::string_view key) const;
   std::string MembersKey(std::string_view schema, std::string_view table) const;
@@ -119,6 +118,11 @@ class Sink {
       members_;
   event::JsonObject obj_, key_, after_;  // parsed event, reused
 };
+
+// Parses one JSON object as event::ParseJsonObject does (its members and
+// their compact text), quickly when `text` is compact JSON (as the log
+// stores it), in full otherwise.
+Status ParseCompact(std::string_view text, event::JsonObject* out);
 
 // Hash mode's row key part: the key object's values, in its order, as a
 // compact JSON array ([7], [1,"a b"]): unambiguous whatever the values
