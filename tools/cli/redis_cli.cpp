@@ -344,6 +344,7 @@ Status Run(const Options& o) {
 
 int RunCli(int argc, char** argv) {
   cli::InstallStopHandlers();
+  cli::InstallLogging(kProg);
   CLI::App app{
       "Apply a cdc log to Redis, effectively once: one stream per table "
       "(--mode stream) or one hash per row (--mode hash).",
