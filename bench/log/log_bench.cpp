@@ -125,14 +125,16 @@ AppendResult Append(const std::string& dir, uint64_t events) {
   return r;
 }
 
-double TimeTail(const std::string& bin, const std::string& dir) {
+// `format`: cdc-tail's --format (native is the default).
+double TimeTail(const std::string& bin, const std::string& dir,
+                const char* format = "native") {
   const int64_t start = cdc::MonoMicros();
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open("/dev/null", O_WRONLY);
     dup2(fd, 1);
     execl((bin + "/cdc-tail").c_str(), "cdc-tail", "--log", dir.c_str(),
-          static_cast<char*>(nullptr));
+          "--format", format, static_cast<char*>(nullptr));
     _exit(127);
   }
   int st;
@@ -361,6 +363,7 @@ int main(int argc, char** argv) {
   const std::string dir = a.dir + "/cdc-bench-log";
   std::vector<double> append_eps, append_mbs, tail_eps, ratio;
   std::vector<double> render_native, render_debezium, render_cloudevents;
+  std::vector<double> tail_debezium, tail_cloudevents;
   for (int r = 0; r < a.runs; ++r) {
     AppendResult ar = Append(dir, a.events);
     append_eps.push_back(a.events / ar.seconds);
@@ -368,6 +371,8 @@ int main(int argc, char** argv) {
     ratio.push_back(static_cast<double>(ar.raw_bytes) / ar.disk_bytes);
     double t = TimeTail(a.bin, dir);
     tail_eps.push_back(a.events / t);
+    tail_debezium.push_back(a.events / TimeTail(a.bin, dir, "debezium"));
+    tail_cloudevents.push_back(a.events / TimeTail(a.bin, dir, "cloudevents"));
     render_native.push_back(RenderRate(dir, cdc::event::Format::kNative));
     render_debezium.push_back(RenderRate(dir, cdc::event::Format::kDebezium));
     render_cloudevents.push_back(
@@ -399,6 +404,10 @@ int main(int argc, char** argv) {
       {"append throughput (raw NDJSON)", Median(append_mbs), "MB/s", "", true},
       {"cdc-tail native to /dev/null", Median(tail_eps), "events/s",
        ">= 1000000", Median(tail_eps) >= 1000000},
+      {"cdc-tail --format debezium to /dev/null", Median(tail_debezium),
+       "events/s", ">= 300000", Median(tail_debezium) >= 300000},
+      {"cdc-tail --format cloudevents to /dev/null", Median(tail_cloudevents),
+       "events/s", ">= 300000", Median(tail_cloudevents) >= 300000},
       {"render native, one core", Median(render_native), "events/s", "", true},
       {"render debezium, one core", Median(render_debezium), "events/s",
        ">= 300000", Median(render_debezium) >= 300000},
@@ -432,6 +441,8 @@ int main(int argc, char** argv) {
   }
   j["append_runs"] = append_eps;
   j["tail_runs"] = tail_eps;
+  j["tail_debezium_runs"] = tail_debezium;
+  j["tail_cloudevents_runs"] = tail_cloudevents;
   j["render_native_runs"] = render_native;
   j["render_debezium_runs"] = render_debezium;
   j["render_cloudevents_runs"] = render_cloudevents;
