@@ -12,11 +12,11 @@
 #include "cdc/base/fs.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
+#include "cdc/consume/source.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/redis/client.h"
 #include "cdc/redis/sink.h"
 #include "common.h"
-#include "redis_source.h"
 #include "runners.h"
 
 namespace cdc::redis_tool {
@@ -120,8 +120,8 @@ class Runner {
   redis::Sink sink_;
   std::unique_ptr<redis::Connection> conn_;
   std::optional<uint64_t> applied_;
-  std::unique_ptr<Source> source_;
-  TxnBatch batch_;
+  std::unique_ptr<consume::Source> source_;
+  consume::SinkBatch batch_;
   Metrics m_;
   uint64_t acked_ = 0;
   int64_t next_ack_us_ = 0, next_metrics_us_ = 0;
@@ -226,7 +226,7 @@ Status Runner::Ack(bool force) {
 Status Runner::Echo() {
   if (!o_.use_stdin) return Status::OK();
   for (const redis::EventRef& e : batch_.events) {
-    out_.buffer()->append(e.line);
+    out_.buffer()->append(e.stored);
     out_.buffer()->push_back('\n');
     if (!out_.MaybeFlush()) break;
   }
@@ -253,10 +253,11 @@ void Runner::MaybeWriteMetrics(bool force) {
 Status Runner::Run() {
   CDC_RETURN_IF_ERROR(Connect());
   if (o_.use_stdin) {
-    source_ = OpenStdinSource();
+    source_ = consume::OpenStdinSource();
   } else {
-    CDC_ASSIGN_OR_RETURN(
-        source_, OpenLogSource(o_.log, o_.consumer, applied_, o_.follow));
+    CDC_ASSIGN_OR_RETURN(source_,
+                         consume::OpenLogSource(o_.log, o_.consumer, applied_,
+                                                o_.follow, "Redis"));
   }
   Status result;
   for (;;) {

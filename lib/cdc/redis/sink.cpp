@@ -131,7 +131,7 @@ Status Sink::FlushAllMembership(Connection& c) {
 }
 
 Status Sink::AppendEvent(Connection& c, const EventRef& ev, BatchResult* r) {
-  Status s = ParseCompact(ev.line, &obj_);
+  Status s = ParseCompact(ev.stored, &obj_);
   if (!s.ok()) return s.Annotate("event seq " + std::to_string(ev.seq));
   const event::JsonMember* op = obj_.find("op");
   if (op == nullptr || op->kind != event::JsonKind::kString)

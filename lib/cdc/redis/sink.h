@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cdc/base/status.h"
+#include "cdc/consume/reader.h"
 #include "cdc/event/json_object.h"
 #include "cdc/redis/client.h"
 
@@ -44,13 +45,10 @@ struct SinkOptions {
 // (and, in hash mode, {key}).
 Status CheckTemplate(Mode mode, const std::string& key_template);
 
-// One event: its seq and its line, stored or native form (a "seq" or
-// "last" key in the line is ignored); `last` ends a source transaction.
-struct EventRef {
-  uint64_t seq = 0;
-  std::string_view line;
-  bool last = false;
-};
+// One event (consume::Event): its seq and its line, stored or native form
+// (a "seq" or "last" key in the line is ignored); `last` ends a source
+// transaction.
+using EventRef = consume::Event;
 
 struct BatchResult {
   uint64_t applied_seq = 0;  // the seq Redis now holds

@@ -1,6 +1,8 @@
-// Where cdc-redis reads events from: the log as a named consumer (through
-// the consume library), or NDJSON on stdin. Both hand out whole source
-// transactions.
+// Where a sink reads events from: the log as a named consumer (through
+// Reader), or NDJSON events on stdin (`cdc-tail -c X -f | SINK --stdin`).
+// Both hand out whole source transactions, the unit a sink applies
+// atomically. Every sink (cdc-redis, and the ones after it) reads through
+// this; none re-implements it. One Source per thread.
 #pragma once
 
 #include <cstdint>
@@ -10,12 +12,12 @@
 #include <vector>
 
 #include "cdc/base/status.h"
-#include "cdc/redis/sink.h"
+#include "cdc/consume/reader.h"
 
-namespace cdc::redis_tool {
+namespace cdc::consume {
 
 // Events of whole transactions; `events` views point into `bytes`.
-struct TxnBatch {
+struct SinkBatch {
   std::string bytes;
   struct Item {
     uint64_t seq;
@@ -23,7 +25,7 @@ struct TxnBatch {
     bool last;
   };
   std::vector<Item> items;
-  std::vector<redis::EventRef> events;  // filled by Seal()
+  std::vector<Event> events;  // filled by Seal()
   void clear() {
     bytes.clear();
     items.clear();
@@ -48,7 +50,7 @@ class Source {
   // events or no more are available now; true if it added any. A bad
   // input fails only after what came before it was handed out (the
   // failure is returned by the following call).
-  virtual Result<bool> Fill(TxnBatch* b, size_t max) = 0;
+  virtual Result<bool> Fill(SinkBatch* b, size_t max) = 0;
   // Waits up to `ms` for more input; false when there will be none (EOF).
   virtual Result<bool> Wait(int ms) = 0;
   // The log's last committed seq (0 when not reading a log).
@@ -60,7 +62,8 @@ class Source {
   }
 };
 
-// The log as consumer `consumer`. When Redis holds an applied seq it wins:
+// The log as consumer `consumer`. When the sink's target holds an applied
+// seq (`applied`; `target` names the target in messages, e.g. "Redis") it wins:
 // the consumer's cursor is set to it first (created there when new), so
 // reading starts right after it. Otherwise reading starts after the
 // consumer's cursor (a new consumer is created at the earliest retained
@@ -68,9 +71,10 @@ class Source {
 Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
                                               const std::string& consumer,
                                               std::optional<uint64_t> applied,
-                                              bool follow);
+                                              bool follow,
+                                              const std::string& target);
 // NDJSON events (native form, with "seq") on fd 0. A transaction ends at
 // "last":true, where the next event's lsn or xid differs, or at EOF.
 std::unique_ptr<Source> OpenStdinSource();
 
-}  // namespace cdc::redis_tool
+}  // namespace cdc::consume

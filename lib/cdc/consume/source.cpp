@@ -1,21 +1,20 @@
-#include "redis_source.h"
+#include "cdc/consume/source.h"
 
 #include "cdc/consume/line_reader.h"
-#include "cdc/consume/reader.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/json_object.h"
 #include "cdc/log/reader.h"
 
-namespace cdc::redis_tool {
+namespace cdc::consume {
 
 namespace {
 
 class LogSource : public Source {
  public:
-  LogSource(std::string dir, std::unique_ptr<consume::Reader> r)
+  LogSource(std::string dir, std::unique_ptr<Reader> r)
       : dir_(std::move(dir)), reader_(std::move(r)) {}
 
-  Result<bool> Fill(TxnBatch* b, size_t max) override {
+  Result<bool> Fill(SinkBatch* b, size_t max) override {
     bool any = false;
     for (;;) {
       CDC_ASSIGN_OR_RETURN(bool got, reader_->ReadBatch(max, &in_));
@@ -28,7 +27,7 @@ class LogSource : public Source {
       }
       any = true;
       for (size_t i = 0; i < in_.size(); ++i) {
-        consume::Event e = in_[i];
+        Event e = in_[i];
         b->Add(e.seq, e.stored, e.last);
       }
       // A transaction larger than the bound comes in pieces: one MULTI
@@ -51,13 +50,13 @@ class LogSource : public Source {
 
  private:
   std::string dir_;
-  std::unique_ptr<consume::Reader> reader_;
-  consume::TxnBatch in_;
+  std::unique_ptr<Reader> reader_;
+  TxnBatch in_;
 };
 
 class StdinSource : public Source {
  public:
-  Result<bool> Fill(TxnBatch* b, size_t max) override {
+  Result<bool> Fill(SinkBatch* b, size_t max) override {
     bool any = false;
     if (!bad_.ok()) return bad_;
     while (b->items.size() < max) {
@@ -77,8 +76,8 @@ class StdinSource : public Source {
         bad_ = got.status();
         break;
       }
-      if (*got == consume::LineReader::Got::kTimeout) break;
-      if (*got == consume::LineReader::Got::kEof) {
+      if (*got == LineReader::Got::kTimeout) break;
+      if (*got == LineReader::Got::kEof) {
         eof_ = true;
         Close();
         continue;
@@ -98,10 +97,10 @@ class StdinSource : public Source {
     if (!bad_.ok()) return bad_;
     std::string_view line;
     CDC_ASSIGN_OR_RETURN(auto got, lines_.Next(ms, &line));
-    if (got == consume::LineReader::Got::kEof) {
+    if (got == LineReader::Got::kEof) {
       eof_ = true;
       Close();
-    } else if (got == consume::LineReader::Got::kLine) {
+    } else if (got == LineReader::Got::kLine) {
       Status s = Take(line);
       if (!s.ok()) bad_ = lines_.LineError(s.message());
     }
@@ -158,7 +157,7 @@ class StdinSource : public Source {
     open_bytes_.clear();
   }
 
-  consume::LineReader lines_{0};
+  LineReader lines_{0};
   std::vector<Line> ready_;  // complete transactions
   std::string ready_bytes_;
   std::vector<Line> open_;  // the transaction being read
@@ -175,17 +174,18 @@ class StdinSource : public Source {
 Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
                                               const std::string& consumer,
                                               std::optional<uint64_t> applied,
-                                              bool follow) {
+                                              bool follow,
+                                              const std::string& target) {
   CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(consumer));
   if (applied) {
     CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
     if (*applied >= sum.next_seq)
       return Status::Config(
-          "Redis says consumer " + consumer + " applied up to seq " +
+          target + " says consumer " + consumer + " applied up to seq " +
           std::to_string(*applied) + " but the log ends at seq " +
           std::to_string(sum.next_seq - 1) +
-          ": this Redis was fed from another log (use another --prefix or "
-          "consumer name, or delete the applied key)");
+          ": it was fed from another log (use another consumer name, or "
+          "remove the applied position there)");
     CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
     bool created;
     CDC_ASSIGN_OR_RETURN(cursor::Consumer c,
@@ -193,11 +193,11 @@ Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
     if (c.acked_seq != *applied)
       CDC_RETURN_IF_ERROR(store->Seek(consumer, *applied));
   }
-  consume::Options o;
+  Options o;
   o.log_dir = dir;
   o.consumer = consumer;
   o.follow = follow;
-  CDC_ASSIGN_OR_RETURN(auto reader, consume::Reader::Open(std::move(o)));
+  CDC_ASSIGN_OR_RETURN(auto reader, Reader::Open(std::move(o)));
   return std::unique_ptr<Source>(new LogSource(dir, std::move(reader)));
 }
 
@@ -205,4 +205,4 @@ std::unique_ptr<Source> OpenStdinSource() {
   return std::unique_ptr<Source>(new StdinSource());
 }
 
-}  // namespace cdc::redis_tool
+}  // namespace cdc::consume
