@@ -20,7 +20,8 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
   libssl-dev libhiredis-dev catch2 libxxhash-dev
-  postgresql-15 postgresql-client-15 redis-server
+  libnats-dev
+  postgresql-15 postgresql-client-15 redis-server nats-server
   python3 procps time openssl
 )
 
@@ -48,7 +49,7 @@ fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Installing postgresql-15 or redis-server must not start system services
+# Installing postgresql-15, redis-server or nats-server must not start system services
 # on the default ports: the tests run their own servers.
 policy_created=0
 if [ ! -e /usr/sbin/policy-rc.d ]; then
