@@ -115,6 +115,9 @@ class Capture {
   int64_t last_write_ = 0;       // when a write or sync was last asked for
   int64_t last_status_ = 0;
   int64_t last_position_frame_ = 0;
+  // A keepalive's WAL end not yet recorded because a position frame was
+  // written less than kPositionFrameEveryUs ago (0: none).
+  Lsn deferred_wal_end_ = 0;
   int64_t next_housekeeping_ = 0;
   int64_t next_retention_ = 0;
   int64_t next_metrics_ = 0;
@@ -251,8 +254,16 @@ Status Capture::HandleKeepalive(pg::Connection& conn, std::string_view msg) {
   m_.server_wal_end = std::max(m_.server_wal_end, wal_end);
   const int64_t now = MonoMicros();
   if (!in_txn_ && (now - last_position_frame_ >= kPositionFrameEveryUs ||
-                   (o_.exit_when_idle && wal_end >= idle_target_)))
+                   (o_.exit_when_idle && wal_end >= idle_target_))) {
+    deferred_wal_end_ = 0;
     CDC_RETURN_IF_ERROR(RecordPosition(wal_end, now));
+  } else {
+    // PostgreSQL may send no other keepalive for half of
+    // wal_sender_timeout; record this one when the throttle allows, so
+    // `cdc-log wait` for a position after an idle commit takes at most
+    // about a second.
+    deferred_wal_end_ = std::max(deferred_wal_end_, wal_end);
+  }
   if (o_.exit_when_idle && !in_txn_ && wal_end >= idle_target_)
     idle_done_ = true;
   if (reply) return SendStatus(conn, false);
@@ -335,6 +346,14 @@ Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
     CDC_RETURN_IF_ERROR(w_->RequestWrite());
     first_unwritten_ = 0;
     last_write_ = now;
+  }
+  if (deferred_wal_end_ != 0 && !in_txn_ && !w_->in_txn() &&
+      now - last_position_frame_ >= kPositionFrameEveryUs) {
+    // A transaction received since the keepalive has a commit LSN at or
+    // beyond its WAL end, so RecordPosition skips a position it covers.
+    const Lsn wal_end = deferred_wal_end_;
+    deferred_wal_end_ = 0;
+    CDC_RETURN_IF_ERROR(RecordPosition(wal_end, now));
   }
   const Lsn flush = FlushPosition();
   const int64_t interval = static_cast<int64_t>(o_.status_interval_s * 1e6);
