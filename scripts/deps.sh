@@ -22,7 +22,7 @@ PACKAGES=(
   libssl-dev libhiredis-dev catch2 libxxhash-dev
   libnats-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
-  python3 procps time openssl
+  python3 procps time openssl man-db systemd
 )
 
 missing=()

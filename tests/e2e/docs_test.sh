@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What a user reads agrees with what the tools do, and installs where they
+# look: `cmake --install` puts every tool in bin and every man page where
+# man(1) finds it; every option a tool's --help lists (its subcommands'
+# included) is in its man page, and every option the man page's SYNOPSIS
+# and OPTIONS name is one the tool accepts; every systemd example passes
+# `systemd-analyze verify` against the installed tools and pages.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "$BIN/.." && pwd)
+[ -f "$BUILD/cmake_install.cmake" ] || fail "$BUILD is not a CMake build directory"
+
+P="$T/prefix"
+cmake --install "$BUILD" --prefix "$P" > "$T/install.log" ||
+  { cat "$T/install.log" >&2; fail "cmake --install failed"; }
+tools=$(cd "$BIN" && ls cdc-* | grep -v '\.' | sort)
+[ -n "$tools" ] || fail "no tools in $BIN"
+for t in $tools; do
+  [ -x "$P/bin/$t" ] || fail "$t is not installed in bin"
+  [ -f "$P/share/man/man1/$t.1" ] || fail "$t.1 is not installed"
+  man -M "$P/share/man" -w "$t" > /dev/null 2>&1 || fail "man cannot find $t"
+  # The page renders without groff warnings (unknown macros, bad escapes).
+  warn=$(MANWIDTH=80 man -M "$P/share/man" --warnings "$t" 2>&1 > /dev/null || true)
+  [ -z "$warn" ] || fail "man $t: $warn"
+done
+man -M "$P/share/man" -w 5 cdc-log-format > /dev/null 2>&1 ||
+  fail "man cannot find cdc-log-format(5)"
+ok "cmake --install: $(echo $tools | wc -w) tools and their man pages"
+
+# Long options a tool accepts, from its --help and its subcommands'.
+help_options() {
+  local b=$1 s
+  {
+    "$b" --help
+    for s in $("$b" --help | awk '/^Subcommands:/ { f = 1; next } f && NF { print $1 }'); do
+      "$b" "$s" --help
+    done
+  } | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+# Long options a man page names; with SECTIONS, only in those sections.
+man_options() {
+  sed 's/\\-/-/g' "$1" |
+    awk -v want="$2" '/^\.SH/ { f = (want == "" || index(want, " " $2 " ")) } f' |
+    grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+for t in $tools; do
+  page="$ROOT/man/$t.1"
+  help_options "$BIN/$t" > "$T/help"
+  [ -s "$T/help" ] || fail "$t --help lists no options"
+  man_options "$page" "" > "$T/man"
+  undocumented=$(comm -23 "$T/help" "$T/man" | tr '\n' ' ')
+  [ -z "$undocumented" ] || fail "$t: --help lists options its man page lacks: $undocumented"
+  man_options "$page" " SYNOPSIS OPTIONS " > "$T/man"
+  unknown=$(comm -13 "$T/help" "$T/man" | tr '\n' ' ')
+  [ -z "$unknown" ] || fail "$t: man page's SYNOPSIS/OPTIONS name options --help lacks: $unknown"
+done
+ok "--help and man pages name the same options"
+
+# systemd examples, with ExecStart pointing at the installed tools.
+command -v systemd-analyze > /dev/null || fail "systemd-analyze missing (scripts/deps.sh installs systemd)"
+mkdir "$T/units"
+units=0
+for u in "$ROOT"/contrib/systemd/*.service "$ROOT"/contrib/systemd/*.timer; do
+  [ -e "$u" ] || continue
+  sed "s#/usr/local/bin/#$P/bin/#g" "$u" > "$T/units/$(basename "$u")"
+  units=$((units + 1))
+done
+[ "$units" -gt 0 ] || fail "no systemd units in contrib/systemd"
+MANPATH="$P/share/man" systemd-analyze verify "$T"/units/* > "$T/verify" 2>&1 ||
+  { cat "$T/verify" >&2; fail "systemd-analyze verify failed"; }
+[ ! -s "$T/verify" ] || { cat "$T/verify" >&2; fail "systemd-analyze verify warned"; }
+ok "systemd-analyze verify: $units units"
