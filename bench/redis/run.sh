@@ -15,7 +15,7 @@
 # plus one SADD per table per batch), each batch one MULTI/EXEC with the
 # applied seq. redis-benchmark -P 64 runs XADD (1 field, as its own
 # examples do, and again with the 8 fields of one of our entries) and HSET
-# (4 fields) with one client. The best of --runs is
+# (4 fields) with one client. The median of --runs is
 # reported for each. Prints a table; writes JSON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,28 +54,28 @@ PY
 cdc-log import --log "$T/log" -q < "$T/in.ndjson"
 
 now() { date +%s.%N; }
-sink_rate() {  # sink_rate MODE -> events/s (best of RUNS)
-  local best=0 s e r
+median() { python3 -c "import sys, statistics; print(int(statistics.median(map(int, sys.argv[1:]))))" "$@"; }
+sink_rate() {  # sink_rate MODE -> events/s (median of RUNS)
+  local rates=() s e r
   for i in $(seq "$RUNS"); do
     rcli flushall >/dev/null
     s=$(now)
     cdc-redis --log "$T/log" -c "b$i$1" --redis "$REDIS_URL" --mode "$1" --batch "$BATCH" -q
     e=$(now)
     [ "$(rcli get "cdc:__cdc_applied:b$i$1")" = "$EVENTS" ] || { echo "run.sh: $1 run incomplete" >&2; exit 1; }
-    r=$(python3 -c "print(int($EVENTS / ($e - $s)))")
-    [ "$r" -gt "$best" ] && best=$r
+    rates+=("$(python3 -c "print(int($EVENTS / ($e - $s)))")")
   done
-  echo "$best"
+  median "${rates[@]}"
 }
-bench_rate() {  # bench_rate ARGS... -> requests/s (best of RUNS)
-  local best=0 r
+bench_rate() {  # bench_rate ARGS... -> requests/s (median of RUNS)
+  local rates=() r
   for i in $(seq "$RUNS"); do
     rcli flushall >/dev/null
     r=$(redis-benchmark -s "$REDIS_SOCK" -P 64 -c 1 -n "$EVENTS" -r 1000000 -q "$@" |
       tr '\r' '\n' | grep -oE '[0-9.]+ requests per second' | tail -1 | cut -d. -f1)
-    [ "$r" -gt "$best" ] && best=$r
+    rates+=("$r")
   done
-  echo "$best"
+  median "${rates[@]}"
 }
 
 stream=$(sink_rate stream)

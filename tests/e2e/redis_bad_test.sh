@@ -77,6 +77,23 @@ expect_exit 0 cdc-redis --log "$L" -c c --redis "$REDIS_URL" --mode hash -q
 [ "$(rcli hget 'cdc:public.orders:[3]' id)" = 3 ] || fail "row 3 after fixing the key"
 ok "WRONGTYPE: 65, applied seq put back, nothing acked; fixed, it applies"
 
+# A sink killed between the failed batch's EXEC and its put-back leaves
+# what EXEC wrote: the batch's applied seq, and the unconfirmed seq from
+# before it. Rebuild exactly that state (the put-back undone): a restart
+# must apply the batch again and fail the same way, not go on after it.
+rcli del cdc:__cdc_applied:g 'cdc:__cdc_unconfirmed:g' >/dev/null
+rcli set 'cdc:public.orders:[3]' 'not a hash' >/dev/null
+expect_exit 65 cdc-redis --log "$L" -c g --redis "$REDIS_URL" --mode hash --batch 5 -q
+rcli set cdc:__cdc_applied:g 5 >/dev/null
+expect_exit 65 cdc-redis --log "$L" -c g --redis "$REDIS_URL" --mode hash --batch 5 -q
+expect_one_line 'HSET cdc:public.orders:\[3\] \(event seq 4\).*WRONGTYPE'
+[ "$(acked g)" = 0 ] || fail "acked $(acked g) past a batch that failed"
+rcli del 'cdc:public.orders:[3]' >/dev/null
+expect_exit 0 cdc-redis --log "$L" -c g --redis "$REDIS_URL" --mode hash -q
+[ "$(rcli hget 'cdc:public.orders:[3]' id)" = 3 ] || fail "row 3 after the kill and the fix"
+[ "$(rcli exists 'cdc:__cdc_unconfirmed:g')" = 0 ] || fail "unconfirmed seq left after a clean run"
+ok "WRONGTYPE and a kill before the put-back: the restart applies the batch again"
+
 # Malformed NDJSON on --stdin: 65 naming the line; the transactions before
 # it are applied and echoed (so acked), nothing after.
 cdc-tail --log "$L" --schema-changes --to 10 > "$T/good"

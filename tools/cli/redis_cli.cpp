@@ -110,9 +110,21 @@ class Runner {
   // applied seq.
   Status Connect();
   Status Backoff(const Status& s);
-  Status ApplyBatch();
+  // Applies `b` alone, retrying after transport failures.
+  Status ApplyBatch(consume::SinkBatch& b);
+  // Pipelined: `b` is built into Redis while the batch in flight runs,
+  // then the one in flight is confirmed and `b` executed (in flight).
+  // With nothing in flight, `b` is just begun and executed.
+  Status Pipeline(consume::SinkBatch& b);
+  // Confirms the batch in flight, if any.
+  Status Settle();
+  // Nothing in flight: Redis's unconfirmed seq goes (Sink::Confirm).
+  Status Unconfirmed();
+  void Count(const redis::BatchResult& r);
+  // What follows a confirmed batch: echo (--stdin) and ack.
+  Status Confirmed(const consume::SinkBatch& b);
   Status Ack(bool force);
-  Status Echo();
+  Status Echo(const consume::SinkBatch& b);
   void MaybeWriteMetrics(bool force);
 
   const Options& o_;
@@ -121,7 +133,8 @@ class Runner {
   std::unique_ptr<redis::Connection> conn_;
   std::optional<uint64_t> applied_;
   std::unique_ptr<consume::Source> source_;
-  consume::SinkBatch batch_;
+  consume::SinkBatch batches_[2];
+  consume::SinkBatch* in_flight_ = nullptr;  // executed, not confirmed
   Metrics m_;
   uint64_t acked_ = 0;
   int64_t next_ack_us_ = 0, next_metrics_us_ = 0;
@@ -180,37 +193,117 @@ Status Runner::Connect() {
   }
 }
 
-Status Runner::ApplyBatch() {
-  batch_.Seal();
+void Runner::Count(const redis::BatchResult& r) {
+  failing_since_us_ = 0;
+  applied_ = r.applied_seq;
+  m_.events += r.applied;
+  m_.already += r.already;
+  m_.ignored += r.ignored;
+  m_.unkeyed += r.unkeyed;
+  m_.duplicates += r.duplicates;
+  if (r.applied > 0) ++m_.batches;
+  m_.applied_seq = r.applied_seq;
+  if (r.unkeyed > 0 && !warned_unkeyed_ && !o_.quiet) {
+    warned_unkeyed_ = true;
+    fprintf(stderr,
+            "%s: warning: rows of a table without a primary key or "
+            "replica identity cannot be mirrored as hashes; they are "
+            "skipped\n",
+            kProg);
+  }
+}
+
+Status Runner::ApplyBatch(consume::SinkBatch& b) {
   for (;;) {
     if (conn_ == nullptr) CDC_RETURN_IF_ERROR(Connect());
-    auto r = sink_.Apply(*conn_, batch_.events, applied_);
+    auto r = sink_.Apply(*conn_, b.events, applied_);
     if (r.ok()) {
-      failing_since_us_ = 0;
-      applied_ = r->applied_seq;
-      m_.events += r->applied;
-      m_.already += r->already;
-      m_.ignored += r->ignored;
-      m_.unkeyed += r->unkeyed;
-      m_.duplicates += r->duplicates;
-      if (r->applied > 0) ++m_.batches;
-      m_.applied_seq = r->applied_seq;
-      if (r->unkeyed > 0 && !warned_unkeyed_ && !o_.quiet) {
-        warned_unkeyed_ = true;
-        fprintf(stderr,
-                "%s: warning: rows of a table without a primary key or "
-                "replica identity cannot be mirrored as hashes; they are "
-                "skipped\n",
-                kProg);
-      }
-      return Status::OK();
+      Count(*r);
+      return Confirmed(b);
     }
     // The outcome of a batch cut off by a transport failure is unknown:
     // reconnecting reads the applied seq, and Apply skips what it covers.
     if (!redis::Retryable(r.status())) return r.status();
     conn_.reset();
+    sink_.Reset();
     CDC_RETURN_IF_ERROR(Backoff(r.status()));
   }
+}
+
+Status Runner::Confirmed(const consume::SinkBatch& b) {
+  CDC_RETURN_IF_ERROR(Echo(b));
+  if (out_.closed()) return Status::OK();
+  return Ack(false);
+}
+
+Status Runner::Settle() {
+  if (in_flight_ == nullptr) return Status::OK();
+  consume::SinkBatch* a = in_flight_;
+  in_flight_ = nullptr;
+  if (conn_ != nullptr) {
+    auto r = sink_.Finish(*conn_);
+    if (r.ok()) {
+      Count(*r);
+      return Confirmed(*a);
+    }
+    if (!redis::Retryable(r.status())) return r.status();
+    conn_.reset();
+    sink_.Reset();
+    CDC_RETURN_IF_ERROR(Backoff(r.status()));
+  }
+  return ApplyBatch(*a);
+}
+
+Status Runner::Unconfirmed() {
+  Status s = sink_.Confirm(*conn_);
+  if (s.ok() || !redis::Retryable(s)) return s;
+  // Harmless to leave: a restart would apply the last batch again.
+  conn_.reset();
+  sink_.Reset();
+  return Status::OK();
+}
+
+// Redis runs one connection's commands in order, so batch B's EXEC (and
+// the applied seq it sets) can only follow A's. B's EXEC is sent only
+// after A's answer said A is applied: a B whose predecessor failed is
+// discarded, never executed, so the applied seq never covers a batch that
+// failed.
+Status Runner::Pipeline(consume::SinkBatch& b) {
+  if (conn_ == nullptr) CDC_RETURN_IF_ERROR(Connect());
+  uint64_t expected = applied_.value_or(0);
+  if (in_flight_ != nullptr && !in_flight_->events.empty())
+    expected = std::max(expected, in_flight_->events.back().seq);
+  std::optional<uint64_t> after =
+      in_flight_ != nullptr ? std::optional<uint64_t>(expected) : applied_;
+  Status begun = sink_.Begin(*conn_, b.events, after);
+  if (!begun.ok()) {
+    Status a = sink_.Abandon(*conn_);
+    if (!a.ok()) {
+      conn_.reset();
+      sink_.Reset();
+    }
+  }
+  CDC_RETURN_IF_ERROR(Settle());
+  if (!begun.ok()) {
+    if (!redis::Retryable(begun)) return begun;
+    if (conn_ != nullptr) {
+      conn_.reset();
+      sink_.Reset();
+    }
+    return ApplyBatch(b);
+  }
+  if (conn_ == nullptr || sink_.in_flight() == 0) {
+    // Settle reconnected: what was begun on the old connection is gone.
+    return ApplyBatch(b);
+  }
+  Status e = sink_.Exec(*conn_);
+  if (!e.ok()) {
+    conn_.reset();
+    sink_.Reset();
+    return ApplyBatch(b);
+  }
+  in_flight_ = &b;
+  return Status::OK();
 }
 
 Status Runner::Ack(bool force) {
@@ -223,9 +316,9 @@ Status Runner::Ack(bool force) {
   return Status::OK();
 }
 
-Status Runner::Echo() {
+Status Runner::Echo(const consume::SinkBatch& b) {
   if (!o_.use_stdin) return Status::OK();
-  for (const redis::EventRef& e : batch_.events) {
+  for (const redis::EventRef& e : b.events) {
     out_.buffer()->append(e.stored);
     out_.buffer()->push_back('\n');
     if (!out_.MaybeFlush()) break;
@@ -260,33 +353,33 @@ Status Runner::Run() {
                                                 o_.follow, "Redis"));
   }
   Status result;
+  int next = 0;
   for (;;) {
-    batch_.clear();
-    auto got = source_->Fill(&batch_, o_.batch);
+    consume::SinkBatch& b = batches_[next];
+    b.clear();
+    auto got = source_->Fill(&b, o_.batch);
     if (!got.ok()) {
       result = got.status();
       break;
     }
     if (*got) {
-      // SIGTERM lets this batch finish: it is applied, acked and echoed.
-      Status s = ApplyBatch();
-      if (!s.ok()) {
-        result = s;
-        break;
-      }
-      s = Echo();
+      // SIGTERM lets the batches read finish: applied, acked and echoed.
+      b.Seal();
+      Status s = Pipeline(b);
       if (!s.ok() || out_.closed()) {
         result = s;
         break;
       }
-      s = Ack(false);
-      if (!s.ok()) {
-        result = s;
-        break;
-      }
+      next ^= 1;
       MaybeWriteMetrics(false);
       if (cli::StopRequested()) break;
       continue;
+    }
+    Status s = Settle();
+    if (s.ok() && conn_ != nullptr) s = Unconfirmed();
+    if (!s.ok() || out_.closed()) {
+      result = s;
+      break;
     }
     if (cli::StopRequested()) break;
     (void)Ack(true);
@@ -299,6 +392,12 @@ Status Runner::Run() {
     }
     if (!*more) break;  // stdin at EOF, all applied
   }
+  // The batch in flight is confirmed (or failed) before the ack.
+  // After a failure the unconfirmed seq stays: it says where to start.
+  Status settled = Settle();
+  if (result.ok() && settled.ok() && conn_ != nullptr)
+    settled = Unconfirmed();
+  if (result.ok()) result = settled;
   Status acked = Ack(true);
   MaybeWriteMetrics(true);
   return result.ok() ? acked : result;

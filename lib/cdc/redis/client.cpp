@@ -4,6 +4,7 @@
 #include <hiredis/sds.h>
 #include <sys/time.h>
 
+#include <charconv>
 #include <cstring>
 
 namespace cdc::redis {
@@ -142,19 +143,44 @@ Status Connection::Dead(std::string_view what) {
                              std::string(what) + ": " + why);
 }
 
+// Commands are encoded here (RESP arrays of bulk strings) rather than by
+// redisAppendCommandArgv, which formats each length through sdscatfmt,
+// and handed to hiredis's output buffer in large pieces.
 Status Connection::Append(const Args& a) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
-  if (redisAppendCommandArgv(Ctx(ctx_), static_cast<int>(a.size()),
-                             const_cast<const char**>(a.ptrs()),
-                             a.lens()) != REDIS_OK)
-    return Dead("queue a command");
+  auto number = [this](char kind, size_t n) {
+    char buf[24];
+    buf[0] = kind;
+    auto [end, ec] = std::to_chars(buf + 1, buf + sizeof buf - 2, n);
+    (void)ec;
+    *end++ = '\r';
+    *end++ = '\n';
+    wbuf_.append(buf, static_cast<size_t>(end - buf));
+  };
+  number('*', a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    number('$', a.lens()[i]);
+    wbuf_.append(a.ptrs()[i], a.lens()[i]);
+    wbuf_.append("\r\n", 2);
+  }
+  if (wbuf_.size() >= (256 << 10)) return Hand();
+  return Status::OK();
+}
+
+Status Connection::Hand() {
+  if (wbuf_.empty()) return Status::OK();
+  if (redisAppendFormattedCommand(Ctx(ctx_), wbuf_.data(), wbuf_.size()) !=
+      REDIS_OK)
+    return Dead("queue commands");
+  wbuf_.clear();
   return Status::OK();
 }
 
 Status Connection::SendIfOver(size_t bytes) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
   redisContext* c = Ctx(ctx_);
-  if (sdslen(c->obuf) < bytes) return Status::OK();
+  if (sdslen(c->obuf) + wbuf_.size() < bytes) return Status::OK();
+  CDC_RETURN_IF_ERROR(Hand());
   int done = 0;
   while (!done)
     if (redisBufferWrite(c, &done) != REDIS_OK) return Dead("send commands");
@@ -163,6 +189,7 @@ Status Connection::SendIfOver(size_t bytes) {
 
 Status Connection::Read(Reply* out) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
+  CDC_RETURN_IF_ERROR(Hand());
   void* raw = nullptr;
   if (redisGetReply(Ctx(ctx_), &raw) != REDIS_OK || raw == nullptr)
     return Dead("read a reply");

@@ -104,10 +104,13 @@ class Connection {
  private:
   Connection() = default;
   Status Dead(std::string_view what);
+  // Moves the commands encoded in wbuf_ to hiredis's output buffer.
+  Status Hand();
 
   void* ctx_ = nullptr;  // redisContext
   bool dead_ = false;
   Endpoint endpoint_;
+  std::string wbuf_;  // commands encoded, not yet handed to hiredis
 };
 
 }  // namespace cdc::redis

@@ -129,27 +129,35 @@ size_t ValueEnd(std::string_view s, size_t i) {
 // compact and was checked when it was written. False for anything else;
 // the caller then parses it in full.
 bool FastParse(std::string_view s, JsonObject* out) {
-  out->members.clear();
+  // Members are reused from the last parse: their strings keep their
+  // capacity, so a line of the usual shape allocates nothing.
+  size_t n = 0;
+  auto done = [&](bool ok) {
+    out->members.resize(ok ? n : 0);
+    return ok;
+  };
   // An escape may be written more than one way: the full parse renders
   // it as the log does.
-  if (s.find('\\') != std::string_view::npos) return false;
+  if (s.find('\\') != std::string_view::npos) return done(false);
   out->text.assign(s);
-  if (s.size() < 2 || s[0] != '{' || s.back() != '}') return false;
+  if (s.size() < 2 || s[0] != '{' || s.back() != '}') return done(false);
   size_t i = 1;
-  if (s[i] == '}') return i + 1 == s.size();
+  if (s[i] == '}') return done(i + 1 == s.size());
   for (;;) {
     bool esc = false;
-    if (s[i] != '"') return false;
+    if (s[i] != '"') return done(false);
     size_t ke = StringEnd(s, i, &esc);
     if (ke == std::string_view::npos || esc || ke >= s.size() || s[ke] != ':')
-      return false;
-    JsonMember m;
+      return done(false);
+    if (n == out->members.size()) out->members.emplace_back();
+    JsonMember& m = out->members[n++];
     m.key.assign(s.data() + i + 1, ke - i - 2);
     size_t vb = ke + 1;
     size_t ve = ValueEnd(s, vb);
-    if (ve == std::string_view::npos || ve >= s.size()) return false;
+    if (ve == std::string_view::npos || ve >= s.size()) return done(false);
     m.begin = vb;
     m.end = ve;
+    m.unsigned_value = 0;
     switch (s[vb]) {
       case '"':
         m.string_value.assign(s.data() + vb + 1, ve - vb - 2);
@@ -172,11 +180,11 @@ bool FastParse(std::string_view s, JsonObject* out) {
         m.kind = JsonKind::kFloat;
         break;
     }
-    out->members.push_back(std::move(m));
-    if (s[ve] == '}') return ve + 1 == s.size();
-    if (s[ve] != ',') return false;
+    if (m.kind != JsonKind::kString) m.string_value.clear();
+    if (s[ve] == '}') return done(ve + 1 == s.size());
+    if (s[ve] != ',') return done(false);
     i = ve + 1;
-    if (i >= s.size()) return false;
+    if (i >= s.size()) return done(false);
   }
 }
 

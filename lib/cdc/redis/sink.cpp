@@ -46,6 +46,7 @@ Sink::Sink(SinkOptions o) : o_(std::move(o)) {
                           ? "{prefix}{schema}.{table}"
                           : "{prefix}{schema}.{table}:{key}";
   applied_key_ = o_.prefix + "__cdc_applied:" + o_.consumer;
+  unconfirmed_key_ = o_.prefix + "__cdc_unconfirmed:" + o_.consumer;
 }
 
 std::string Sink::AppliedKey() const { return applied_key_; }
@@ -82,23 +83,46 @@ std::string Sink::Expand(std::string_view schema, std::string_view table,
 }
 
 Result<std::optional<uint64_t>> Sink::ReadApplied(Connection& c) {
-  CDC_ASSIGN_OR_RETURN(Reply r, c.Command({"GET", AppliedKey()}));
-  if (r.is_error()) return ReplyErrorStatus(r.str, "GET " + AppliedKey());
-  if (r.type == Reply::Type::kNil) return std::optional<uint64_t>();
-  uint64_t v = 0;
-  auto [end, ec] =
-      std::from_chars(r.str.data(), r.str.data() + r.str.size(), v);
-  if (r.type != Reply::Type::kString || ec != std::errc() ||
-      end != r.str.data() + r.str.size())
-    return Status::Corruption("Redis key " + AppliedKey() +
-                              " does not hold a seq (a decimal number); it "
-                              "belongs to this sink");
-  return std::optional<uint64_t>(v);
+  CDC_ASSIGN_OR_RETURN(Reply r,
+                       c.Command({"MGET", AppliedKey(), unconfirmed_key_}));
+  if (r.is_error()) return ReplyErrorStatus(r.str, "MGET " + AppliedKey());
+  std::optional<uint64_t> seqs[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const Reply* e = r.type == Reply::Type::kArray && r.elements.size() == 2
+                         ? &r.elements[i]
+                         : nullptr;
+    if (e != nullptr && e->type == Reply::Type::kNil) continue;
+    uint64_t v = 0;
+    const char* b = e != nullptr ? e->str.data() : nullptr;
+    const char* end = e != nullptr ? b + e->str.size() : nullptr;
+    auto res = std::from_chars(b, end, v);
+    if (e == nullptr || e->type != Reply::Type::kString ||
+        res.ec != std::errc() || res.ptr != end || b == end)
+      return Status::Corruption(
+          "Redis key " + std::string(i == 0 ? AppliedKey() : unconfirmed_key_) +
+          " does not hold a seq (a decimal number); it belongs to this sink");
+    seqs[i] = v;
+  }
+  unconfirmed_ = seqs[1].has_value();
+  // A batch whose EXEC answer was never read as clean (the sink died
+  // first) is applied again, whole, from just after where it began.
+  if (seqs[1] && (!seqs[0] || *seqs[1] < *seqs[0])) return seqs[1];
+  return seqs[0];
+}
+
+Status Sink::Confirm(Connection& c) {
+  if (!pending_.empty())
+    return Status::Internal("Confirm with batches in flight");
+  if (!unconfirmed_) return Status::OK();
+  CDC_ASSIGN_OR_RETURN(Reply r, c.Command({"DEL", unconfirmed_key_}));
+  if (r.is_error()) return ReplyErrorStatus(r.str, "DEL " + unconfirmed_key_);
+  unconfirmed_ = false;
+  return Status::OK();
 }
 
 Status Sink::Queue(Connection& c, uint64_t seq, const std::string& key) {
   CDC_RETURN_IF_ERROR(c.Append(args_));
-  queued_.push_back(Queued{seq, args_.ptrs()[0], key});
+  queued_->push_back(Queued{seq, args_.ptrs()[0], key});
   args_.clear();
   scratch_.clear();
   // Redis queues the first commands of a batch while the rest is built.
@@ -145,13 +169,35 @@ Status Sink::AppendEvent(Connection& c, const EventRef& ev, BatchResult* r) {
 Result<BatchResult> Sink::Apply(Connection& c,
                                 const std::vector<EventRef>& events,
                                 std::optional<uint64_t> applied) {
-  BatchResult r;
-  r.applied_seq = applied.value_or(0);
+  if (!pending_.empty())
+    return Status::Internal("Apply with batches in flight");
+  Status s = Begin(c, events, applied);
+  if (s.ok()) s = Exec(c);
+  if (!s.ok()) {
+    Status a = Abandon(c);
+    if (!a.ok() || !pending_.empty()) Reset();  // the connection is dead
+    return s;
+  }
+  return Finish(c);
+}
+
+Status Sink::Begin(Connection& c, const std::vector<EventRef>& events,
+                   std::optional<uint64_t> applied) {
+  if (pending_.size() >= 2)
+    return Status::Internal("more than two batches in flight");
+  Pending& p = pending_.emplace_back();
+  p.r.applied_seq = applied.value_or(0);
   size_t first = 0;
-  while (first < events.size() && events[first].seq <= r.applied_seq) ++first;
-  r.already = first;
-  if (first == events.size()) return r;
-  queued_.clear();
+  while (first < events.size() && events[first].seq <= p.r.applied_seq) ++first;
+  p.r.already = first;
+  p.events = events.size() - first;
+  if (first == events.size()) {
+    p.empty = true;
+    return Status::OK();
+  }
+  p.prev = applied;
+  p.last = events.back().seq;
+  queued_ = &p.queued;
   members_.clear();
   args_.clear();
   scratch_.clear();
@@ -165,37 +211,94 @@ Result<BatchResult> Sink::Apply(Connection& c,
           "event seq " + std::to_string(events[i].seq) + " follows seq " +
           std::to_string(events[i - 1].seq) + ": seqs must increase");
     else
-      built = AppendEvent(c, events[i], &r);
+      built = AppendEvent(c, events[i], &p.r);
   }
   if (built.ok()) built = FlushAllMembership(c);
-  const uint64_t last = events.back().seq;
   if (!built.ok()) {
-    // The buffer holds an open MULTI: close it, so the connection stays
-    // usable, and read what it answers.
+    // The buffer holds an open MULTI: Abandon closes it with DISCARD.
     args_.clear();
     scratch_.clear();
-    args_ << "DISCARD";
-    Status s = c.Append(args_);
-    args_.clear();
-    Reply ignore;
-    for (size_t i = 0; s.ok() && i < queued_.size() + 2; ++i)
-      s = c.Read(&ignore);
     return built;
   }
-  std::string seq_text = std::to_string(last);
+  // The batch and its applied seq are one transaction. Beside it, the
+  // seq just before the batch is kept as unconfirmed until the sink has
+  // read EXEC's answer as clean (the next batch's transaction, which is
+  // executed only then, moves it; Confirm removes it): a command that
+  // fails inside EXEC (WRONGTYPE) does not undo the applied seq, and a
+  // sink killed before it could put it back would otherwise go on after
+  // a batch that failed. ReadApplied takes the lower of the two.
+  std::string seq_text = std::to_string(p.last);
+  std::string before_text = std::to_string(events[first].seq - 1);
+  args_ << "SET" << unconfirmed_key_ << before_text;
+  CDC_RETURN_IF_ERROR(Queue(c, 0, unconfirmed_key_));
   args_ << "SET" << applied_key_ << seq_text;
   CDC_RETURN_IF_ERROR(Queue(c, 0, applied_key_));
-  args_ << "EXEC";
-  CDC_RETURN_IF_ERROR(c.Append(args_));
-  args_.clear();
-  r.commands = queued_.size();
+  unconfirmed_ = true;
+  p.r.commands = p.queued.size();
+  return Status::OK();
+}
 
+Status Sink::Exec(Connection& c) {
+  for (Pending& p : pending_) {
+    if (p.executed) continue;
+    p.executed = true;
+    if (p.empty) return Status::OK();
+    args_.clear();
+    args_ << "EXEC";
+    Status s = c.Append(args_);
+    args_.clear();
+    return s;
+  }
+  return Status::Internal("Exec without a batch begun");
+}
+
+Status Sink::Abandon(Connection& c) {
+  Status s;
+  while (!pending_.empty() && !pending_.back().executed) {
+    Pending p = std::move(pending_.back());
+    pending_.pop_back();
+    if (p.empty) continue;
+    if (!c.dead() && s.ok()) {
+      args_.clear();
+      scratch_.clear();
+      args_ << "DISCARD";
+      s = c.Append(args_);
+      args_.clear();
+      discarded_ += p.queued.size() + 2;  // MULTI, QUEUED..., DISCARD
+    }
+  }
+  if (s.ok()) s = DrainDiscarded(c);
+  return s;
+}
+
+// The replies of discarded batches come after those of every batch
+// executed before them: read them once no executed batch is left.
+Status Sink::DrainDiscarded(Connection& c) {
+  if (!pending_.empty()) return Status::OK();
+  Reply ignore;
+  for (; discarded_ > 0; --discarded_) CDC_RETURN_IF_ERROR(c.Read(&ignore));
+  return Status::OK();
+}
+
+void Sink::Reset() {
+  pending_.clear();
+  discarded_ = 0;
+  queued_ = nullptr;
+}
+
+Result<BatchResult> Sink::Finish(Connection& c) {
+  if (pending_.empty() || !pending_.front().executed)
+    return Status::Internal("Finish without a batch executed");
+  Pending p = std::move(pending_.front());
+  pending_.pop_front();
+  BatchResult r = p.r;
+  if (p.empty) return r;
   // Replies: MULTI, one per queued command, EXEC.
   Reply reply;
   CDC_RETURN_IF_ERROR(c.Read(&reply));
   Status queue_error;
   if (reply.is_error()) queue_error = ReplyErrorStatus(reply.str, "MULTI");
-  for (const Queued& q : queued_) {
+  for (const Queued& q : p.queued) {
     CDC_RETURN_IF_ERROR(c.Read(&reply));
     if (reply.is_error() && queue_error.ok())
       queue_error = ReplyErrorStatus(
@@ -212,13 +315,21 @@ Result<BatchResult> Sink::Apply(Connection& c,
   }
   if (!queue_error.ok()) return queue_error;
   if (reply.type != Reply::Type::kArray ||
-      reply.elements.size() != queued_.size())
+      reply.elements.size() != p.queued.size())
     return Status::Internal(
         "EXEC answered " + std::to_string(reply.elements.size()) +
-        " replies for " + std::to_string(queued_.size()) + " commands");
-  CDC_RETURN_IF_ERROR(Settle(c, reply, applied, &r.duplicates));
-  r.applied = events.size() - first;
-  r.applied_seq = last;
+        " replies for " + std::to_string(p.queued.size()) + " commands");
+  CDC_RETURN_IF_ERROR(DrainDiscarded(c));
+  for (const Reply& e : reply.elements) {
+    if (!e.is_error()) continue;
+    // Settle sends commands of its own: not inside the next batch's open
+    // MULTI. The next batch is discarded (the caller begins it again).
+    CDC_RETURN_IF_ERROR(Abandon(c));
+    break;
+  }
+  CDC_RETURN_IF_ERROR(Settle(c, reply, p, &r.duplicates));
+  r.applied = p.events;
+  r.applied_seq = p.last;
   return r;
 }
 
@@ -228,13 +339,13 @@ Result<BatchResult> Sink::Apply(Connection& c,
 // with exactly that ID must exist, or something else wrote to the stream.
 // Anything else failed: put the applied seq back so the batch is applied
 // again, whole, once the cause is fixed.
-Status Sink::Settle(Connection& c, const Reply& exec,
-                    std::optional<uint64_t> prev, uint64_t* duplicates) {
+Status Sink::Settle(Connection& c, const Reply& exec, const Pending& p,
+                    uint64_t* duplicates) {
   Status first;
   for (size_t i = 0; i < exec.elements.size(); ++i) {
     const Reply& e = exec.elements[i];
     if (!e.is_error()) continue;
-    const Queued& q = queued_[i];
+    const Queued& q = p.queued[i];
     std::string where =
         std::string(q.verb) + " " + q.key +
         (q.seq ? " (event seq " + std::to_string(q.seq) + ")" : std::string());
@@ -257,14 +368,18 @@ Status Sink::Settle(Connection& c, const Reply& exec,
     if (first.ok()) first = ReplyErrorStatus(e.str, where);
   }
   if (first.ok()) return first;
-  Status put = PutBack(c, prev);
-  if (!put.ok())
-    return first.Annotate(
-        "(and the applied seq could not be put back: " + put.message() + ")");
+  const bool marked = !exec.elements.back().is_error();
+  if (marked) {
+    Status put = PutBack(c, p.prev);
+    if (!put.ok())
+      return first.Annotate(
+          "(and the applied seq could not be put back: " + put.message() + ")");
+  }
   std::string msg = first.message() +
                     " (the batch is not applied: it is applied again, "
                     "whole, from seq " +
-                    std::to_string(prev.value_or(0) + 1) + " on the next run)";
+                    std::to_string(p.prev.value_or(0) + 1) +
+                    " on the next run)";
   // Not a transport failure: never retried in a loop.
   return Status(Retryable(first) ? Code::kInternal : first.code(), msg);
 }

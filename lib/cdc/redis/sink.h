@@ -66,20 +66,51 @@ class Sink {
 
   const SinkOptions& options() const { return o_; }
   std::string AppliedKey() const;
-  // The applied seq in Redis; nullopt when the key does not exist.
+  // The applied seq in Redis; nullopt when the key does not exist. When a
+  // batch's EXEC was never confirmed clean (the unconfirmed key,
+  // {prefix}__cdc_unconfirmed:{consumer}, holds the seq before it), that
+  // lower seq: the batch is applied again, whole.
   Result<std::optional<uint64_t>> ReadApplied(Connection& c);
+  // Removes the unconfirmed seq once every batch executed was confirmed
+  // clean (no batch in flight): call when idle and before exiting.
+  Status Confirm(Connection& c);
 
   // Applies `events` (whole transactions in seq order) above `applied`
   // (what ReadApplied said, or the last Apply's applied_seq) in one
-  // MULTI/EXEC. On a transport error (Unavailable) the outcome is unknown:
+  // MULTI/EXEC: Begin, Exec and Finish in a row.
+  // On a transport error (Unavailable) the outcome is unknown:
   // reconnect, ReadApplied again and call Apply with the same events.
   // A command that fails inside EXEC (a key of another type) leaves the
-  // others applied; the applied seq is then put back to `applied` so the
-  // whole batch is applied again once the key is fixed (every command a
-  // batch sends may be repeated; see cdc-redis(1)), and the error is
-  // returned.
+  // others applied; the applied seq is then put back to `applied` (and,
+  // should the sink die first, the unconfirmed seq written with the batch
+  // says the same), so the whole batch is applied again once the key is
+  // fixed (every command a batch sends may be repeated; see cdc-redis(1)),
+  // and the error is returned.
   Result<BatchResult> Apply(Connection& c, const std::vector<EventRef>& events,
                             std::optional<uint64_t> applied);
+
+  // The same in steps, so that a batch is built while the one before it
+  // runs in Redis. At most two batches are begun and not finished; they
+  // finish in the order they began:
+  //   Begin(A) Exec() Begin(B) Finish() -> A's result; Exec() Finish() -> B
+  // Begin queues MULTI, the batch's commands and its applied seq (Redis
+  // holds them, unexecuted); Exec queues EXEC for the oldest batch not yet
+  // executed; Finish reads the replies of the oldest batch begun. A batch
+  // whose predecessor failed must not be executed: Abandon() discards it
+  // (DISCARD) instead. `applied` for a batch begun while another is in
+  // flight is the other's last seq (what Redis will hold if it succeeds).
+  // After any error, drop the connection or call Abandon() for what is
+  // left before beginning again.
+  Status Begin(Connection& c, const std::vector<EventRef>& events,
+               std::optional<uint64_t> applied);
+  Status Exec(Connection& c);
+  Result<BatchResult> Finish(Connection& c);
+  // Discards every batch begun and not executed, and reads what Redis
+  // answers for them. Batches executed and not finished are left.
+  Status Abandon(Connection& c);
+  size_t in_flight() const { return pending_.size(); }
+  // Forgets every batch in flight: call it when dropping the connection.
+  void Reset();
 
  private:
   struct Queued {
@@ -87,6 +118,17 @@ class Sink {
     const char* verb;  // for messages
     std::string key;
   };
+  // A batch begun and not finished.
+  struct Pending {
+    std::vector<Queued> queued;  // commands inside MULTI, in order
+    BatchResult r;
+    std::optional<uint64_t> prev;  // the applied seq before the batch
+    uint64_t last = 0;
+    size_t events = 0;   // events above the applied seq
+    bool empty = false;  // nothing to apply: no MULTI was sent
+    bool executed = false;
+  };
+
   // Builds the commands of one event into the connection's buffer.
   Status AppendEvent(Connection& c, const EventRef& ev, BatchResult* r);
   Status AppendStream(Connection& c, const EventRef& ev, std::string_view op,
@@ -100,15 +142,20 @@ class Sink {
   std::string Expand(std::string_view schema, std::string_view table,
                      std::string_view key) const;
   std::string MembersKey(std::string_view schema, std::string_view table) const;
-  Status Settle(Connection& c, const Reply& exec, std::optional<uint64_t> prev,
+  Status Settle(Connection& c, const Reply& exec, const Pending& p,
                 uint64_t* duplicates);
   Status PutBack(Connection& c, std::optional<uint64_t> prev);
+  Status DrainDiscarded(Connection& c);
 
   SinkOptions o_;
   std::string applied_key_;
   Args args_;
   std::deque<std::string> scratch_;  // argument bytes of the command built
-  std::vector<Queued> queued_;       // commands inside MULTI, in order
+  std::deque<Pending> pending_;      // begun, oldest first
+  size_t discarded_ = 0;  // replies of discarded batches still to read
+  std::vector<Queued>* queued_ = nullptr;  // the batch being built
+  std::string unconfirmed_key_;
+  bool unconfirmed_ = false;  // Redis may hold an unconfirmed seq
   // Hash mode: membership changes per set key, member -> added (true) or
   // removed, flushed as one SADD and one SREM before a truncate of the
   // table and at the end of the batch.
