@@ -42,6 +42,26 @@ got=$(cdc-tail --log "$L" -c ddl | seqs)
 [ "$got" = "1 3 4 6 8 9" ] || fail "--exclude-table --schema-changes: $got"
 ok "exclusions and schema changes are stored too"
 
+# cdc-log consumers shows each stored selection, as JSON and as the flags.
+cdc-ack --log "$L" --create -c quoted --table "it's.*" --op d
+cdc-log consumers --log "$L" --json > "$T/consumers"
+python3 - "$T/consumers" <<'PY' || fail "cdc-log consumers --json: $(cat "$T/consumers")"
+import json, sys
+c = {j["name"]: j for j in map(json.loads, open(sys.argv[1]))}
+assert c["billing"]["selection"] == {"tables": ["public.orders"], "exclude_tables": [],
+                                     "ops": "c,u", "schema_changes": False}, c["billing"]
+assert c["ddl"]["selection"] == {"tables": [], "exclude_tables": ["items"], "ops": "",
+                                 "schema_changes": True}, c["ddl"]
+assert c["quoted"]["selection"]["tables"] == ["it's.*"], c["quoted"]
+PY
+cdc-log consumers --log "$L" > "$T/consumers"
+grep -qE "^billing .* --table public.orders --op c,u$" "$T/consumers" || fail "text: $(cat "$T/consumers")"
+grep -qE "^ddl .* --exclude-table items --schema-changes$" "$T/consumers" || fail "text: $(cat "$T/consumers")"
+grep -qF -- "--table 'it'\''s.*' --op d" "$T/consumers" || fail "text: $(cat "$T/consumers")"
+head -1 "$T/consumers" | grep -q "SELECTION$" || fail "header: $(head -1 "$T/consumers")"
+cdc-ack --log "$L" -c quoted --delete
+ok "cdc-log consumers shows each consumer's stored selection"
+
 expect_exit 64 cdc-tail --log "$L" -c billing --table items
 grep -q "has a stored selection" "$T/err" || fail "message: $(cat "$T/err")"
 expect_exit 64 cdc-ack --log "$L" -c billing --op c

@@ -3,9 +3,11 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
+#include "cdc/consume/selection.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/reader.h"
@@ -175,17 +177,52 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
   return Status::OK();
 }
 
+// A stored selection as the cdc-ack flags that store it, each value
+// quoted for a POSIX shell.
+std::string SelectionFlags(const consume::Filter& f) {
+  auto quote = [](const std::string& v) {
+    if (!v.empty() &&
+        v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+                            "XYZ0123456789._-,/:") == std::string::npos)
+      return v;
+    std::string q = "'";
+    for (char ch : v)
+      q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  };
+  std::string out;
+  auto add = [&](const char* flag, const std::string& v) {
+    if (!out.empty()) out.push_back(' ');
+    out += flag;
+    out.push_back(' ');
+    out += quote(v);
+  };
+  for (const auto& t : f.tables) add("--table", t);
+  for (const auto& t : f.exclude_tables) add("--exclude-table", t);
+  if (!f.ops.empty()) add("--op", f.ops);
+  if (f.schema_changes) {
+    if (!out.empty()) out.push_back(' ');
+    out += "--schema-changes";
+  }
+  return out.empty() ? "-" : out;
+}
+
 Status Consumers(const std::string& dir, bool json) {
   CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
   const uint64_t last = sum.next_seq - 1;
   if (!json)
-    printf("%-24s %12s %12s %-8s %s\n", "NAME", "ACKED", "LAG", "STATE",
-           "UPDATED");
+    printf("%-24s %12s %12s %-8s %-27s %s\n", "NAME", "ACKED", "LAG", "STATE",
+           "UPDATED", "SELECTION");
   for (const auto& c : consumers) {
     const bool expired = c.acked_seq + 1 < sum.first_seq;
     const uint64_t lag = last > c.acked_seq ? last - c.acked_seq : 0;
+    CDC_ASSIGN_OR_RETURN(std::string stored, store->GetSelection(c.name));
+    std::optional<consume::Filter> filter;
+    if (!stored.empty()) {
+      CDC_ASSIGN_OR_RETURN(filter, consume::Filter::FromJson(stored, c.name));
+    }
     if (json) {
       Json j;
       j["name"] = c.name;
@@ -193,12 +230,15 @@ Status Consumers(const std::string& dir, bool json) {
       j["lag"] = lag;
       j["expired"] = expired;
       j["updated"] = FormatTimestamp(c.updated_us);
+      j["selection"] = filter ? Json::parse(filter->ToJson()) : Json();
       PrintJson(j);
     } else {
-      printf("%-24s %12llu %12llu %-8s %s\n", c.name.c_str(),
+      printf("%-24s %12llu %12llu %-8s %-27s %s\n", c.name.c_str(),
              static_cast<unsigned long long>(c.acked_seq),
              static_cast<unsigned long long>(lag), expired ? "expired" : "ok",
-             FormatTimestamp(c.updated_us).c_str());
+             FormatTimestamp(c.updated_us).c_str(),
+             filter ? cli::EscapeForTerminal(SelectionFlags(*filter)).c_str()
+                    : "-");
     }
   }
   return Status::OK();
