@@ -160,6 +160,7 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
     j["bytes_removed"] = res.bytes_removed;
     j["first_seq"] = res.first_seq;
     j["expired_consumers"] = expired;
+    j["pinned"] = res.pinned;
     PrintJson(j);
     return Status::OK();
   }
@@ -169,6 +170,11 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
          f.dry_run ? "would remove" : "removed", res.removed.size(),
          static_cast<unsigned long long>(res.bytes_removed),
          static_cast<unsigned long long>(res.first_seq));
+  if (res.pinned)
+    fprintf(stderr,
+            "cdc-log: a running cdc-backup pins the log (%s/backup.pin); "
+            "segments due for removal are kept until it finishes\n",
+            dir.c_str());
   for (const auto& n : expired)
     fprintf(stderr,
             "cdc-log: consumer %s is expired (recover with \"cdc-ack -c %s "

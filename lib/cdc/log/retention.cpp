@@ -2,13 +2,22 @@
 
 #include <unistd.h>
 
+#include "cdc/log/pin.h"
+
 namespace cdc::log {
 
 Result<RetentionResult> ApplyRetention(const std::string& dir,
                                        const RetentionPolicy& policy,
                                        int64_t now_us, bool dry_run) {
-  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir));
   RetentionResult res;
+  // Held until the removals are synced, so a backup that starts meanwhile
+  // lists the segments only once they are gone.
+  FileHandle pin;
+  bool pinned = false;
+  if (!dry_run) {
+    CDC_ASSIGN_OR_RETURN(pin, TryExclusivePin(dir, &pinned));
+  }
+  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir));
   std::vector<uint64_t> sizes;
   uint64_t total = 0;
   for (const auto& s : segs) {
@@ -33,6 +42,10 @@ Result<RetentionResult> ApplyRetention(const std::string& dir,
         policy.max_age_us &&
         (age_overflows ? s.seal->last_time < now_us : age > policy.max_age_us);
     if (!too_big && !too_many && !too_old) break;
+    if (pinned) {
+      res.pinned = true;
+      break;
+    }
     if (!dry_run) {
       if (::unlink(s.path.c_str()) != 0 && errno != ENOENT)
         return ErrnoStatus("remove", s.path, errno);

@@ -24,9 +24,12 @@ struct RetentionResult {
   std::vector<SegmentInfo> removed;
   uint64_t bytes_removed = 0;
   uint64_t first_seq = 0;  // earliest retained seq afterwards
+  bool pinned = false;     // a running backup pinned the log: none removed
 };
 
 // With `dry_run`, reports what would be removed and removes nothing.
+// While a backup pins the log (log/pin.h) nothing is removed and `pinned`
+// is set; the next pass removes what is still due.
 Result<RetentionResult> ApplyRetention(const std::string& dir,
                                        const RetentionPolicy& policy,
                                        int64_t now_us, bool dry_run);
