@@ -17,3 +17,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::redis_tool {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::backup_tool {
+int RunCli(int argc, char** argv);
+}

@@ -1,0 +1,343 @@
+#include "cdc/backup/create.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+
+#include "cdc/backup/source.h"
+#include "cdc/backup/tar.h"
+#include "cdc/base/fs.h"
+#include "cdc/base/sha256.h"
+#include "cdc/base/time.h"
+#include "cdc/base/version.h"
+#include "cdc/cursor/snapshot.h"
+#include "cdc/log/log_dir.h"
+#include "cdc/log/pin.h"
+#include "cdc/log/scan.h"
+#include "cdc/log/segment.h"
+
+namespace cdc::backup {
+
+namespace {
+
+// Where the copied files go: a directory or a tar stream.
+class Out {
+ public:
+  virtual ~Out() = default;
+  virtual Status Begin(const std::string& rel, uint64_t size) = 0;
+  virtual Status Write(std::string_view data) = 0;
+  virtual Status End() = 0;
+  // Writes the manifest and makes the backup whole.
+  virtual Status Commit(const std::string& manifest) = 0;
+};
+
+// Builds the backup in a hidden sibling directory and renames it into
+// place once the manifest is written and everything is synced.
+class DirOut : public Out {
+ public:
+  explicit DirOut(std::string target)
+      : target_(std::move(target)), tmp_(TempSibling(target_, "partial")) {}
+  ~DirOut() override {
+    if (!done_) (void)RemoveTree(tmp_);
+  }
+  Status Start() {
+    CDC_RETURN_IF_ERROR(CheckNewTarget(target_, "--out"));
+    CDC_RETURN_IF_ERROR(RemoveTree(tmp_));  // left by a killed run
+    CDC_RETURN_IF_ERROR(MakePrivateDir(tmp_));
+    return MakePrivateDir(JoinPath(tmp_, "segments"));
+  }
+  Status Begin(const std::string& rel, uint64_t) override {
+    path_ = JoinPath(tmp_, rel);
+    CDC_ASSIGN_OR_RETURN(f_,
+                         OpenFile(path_, O_WRONLY | O_CREAT | O_EXCL, 0600));
+    return Status::OK();
+  }
+  Status Write(std::string_view d) override {
+    return WriteAll(f_.fd(), d.data(), d.size(), path_);
+  }
+  Status End() override {
+    Status s = SyncFile(f_.fd(), path_);
+    f_.Reset();
+    return s;
+  }
+  Status Commit(const std::string& manifest) override {
+    CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, "segments")));
+    const std::string mpath = JoinPath(tmp_, kManifestName);
+    CDC_RETURN_IF_ERROR(WriteFileAtomic(mpath, manifest));
+    if (::chmod(mpath.c_str(), 0600) != 0)
+      return ErrnoStatus("chmod", mpath, errno);
+    CDC_RETURN_IF_ERROR(SyncDir(tmp_));
+    CDC_RETURN_IF_ERROR(PublishDir(tmp_, target_));
+    done_ = true;
+    return Status::OK();
+  }
+
+ private:
+  std::string target_, tmp_, path_;
+  FileHandle f_;
+  bool done_ = false;
+};
+
+class TarOut : public Out {
+ public:
+  explicit TarOut(int fd) : w_(fd, "stdout") {}
+  Status Begin(const std::string& rel, uint64_t size) override {
+    return w_.Begin(rel, size, NowMicros() / 1000000);
+  }
+  Status Write(std::string_view d) override { return w_.Write(d); }
+  Status End() override { return w_.End(); }
+  Status Commit(const std::string& manifest) override {
+    CDC_RETURN_IF_ERROR(Begin(kManifestName, manifest.size()));
+    CDC_RETURN_IF_ERROR(Write(manifest));
+    CDC_RETURN_IF_ERROR(End());
+    return w_.Finish();
+  }
+
+ private:
+  TarWriter w_;
+};
+
+// A scratch directory under $TMPDIR, removed with everything in it.
+struct Scratch {
+  std::string path;
+  ~Scratch() {
+    if (!path.empty()) (void)RemoveTree(path);
+  }
+  Status Make() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/cdc-backup.XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return ErrnoStatus("create", tmpl, errno);
+    path = tmpl;
+    return Status::OK();
+  }
+};
+
+class Builder {
+ public:
+  Builder(const CreateOptions& o, Out* out) : o_(o), out_(out) {}
+
+  Status AddBase(LoadedManifest base) {
+    base_ = std::move(base);
+    return Status::OK();
+  }
+  // Refers to the base's copy when it has these very bytes.
+  bool Reuse(FileEntry* e) {
+    if (!base_) return false;
+    const FileEntry* b = base_->manifest.Find(e->path);
+    if (!b || b->bytes != e->bytes || b->sha256 != e->sha256) return false;
+    e->holder = b->holder.empty() ? base_->sha256 : b->holder;
+    return true;
+  }
+  // Stores `len` bytes of `fd` as `rel`, hashing them on the way.
+  Status Copy(int fd, const std::string& src, uint64_t len, FileEntry* e) {
+    CDC_RETURN_IF_ERROR(out_->Begin(e->path, len));
+    Sha256 h;
+    std::string buf(kChunk, '\0');
+    uint64_t off = 0;
+    while (off < len) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, len - off));
+      CDC_ASSIGN_OR_RETURN(size_t got,
+                           PreadUpTo(fd, buf.data(), want, off, src));
+      if (got < want)
+        return Status::IOError(src + " shrank while it was copied (from " +
+                               std::to_string(len) + " to " +
+                               std::to_string(off + got) + " bytes)");
+      std::string_view d(buf.data(), got);
+      h.Update(d);
+      CDC_RETURN_IF_ERROR(out_->Write(d));
+      off += got;
+      Progress(got);
+    }
+    CDC_RETURN_IF_ERROR(out_->End());
+    e->bytes = len;
+    e->sha256 = h.HexDigest();
+    bytes_stored_ += len;
+    return Status::OK();
+  }
+  Status StoreText(const std::string& text, FileEntry* e) {
+    e->bytes = text.size();
+    Sha256 h;
+    h.Update(text);
+    e->sha256 = h.HexDigest();
+    if (Reuse(e)) return Status::OK();
+    CDC_RETURN_IF_ERROR(out_->Begin(e->path, text.size()));
+    CDC_RETURN_IF_ERROR(out_->Write(text));
+    bytes_stored_ += text.size();
+    Progress(text.size());
+    return out_->End();
+  }
+  void Progress(uint64_t n) {
+    done_ += n;
+    if (o_.progress) o_.progress(done_, std::max(done_, total_));
+  }
+  void set_total(uint64_t t) { total_ = t; }
+  uint64_t bytes_stored() const { return bytes_stored_; }
+
+ private:
+  const CreateOptions& o_;
+  Out* out_;
+  std::optional<LoadedManifest> base_;
+  uint64_t done_ = 0, total_ = 0, bytes_stored_ = 0;
+};
+
+Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
+  CDC_ASSIGN_OR_RETURN(auto segs, log::ListSegments(log));
+  if (segs.empty()) return Status::NotFound("log " + log + " has no segments");
+  uint64_t total = 0;
+  for (const auto& s : segs) {
+    auto n = FileSize(s.path);
+    if (n.ok()) total += *n;
+  }
+  b.set_total(total);
+  m->first_seq = segs.front().base_seq;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const auto& s = segs[i];
+    FileEntry e;
+    e.path = s.name;
+    e.first_seq = s.base_seq;
+    CDC_ASSIGN_OR_RETURN(log::SegmentFile f, log::SegmentFile::Open(s.path));
+    CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    if (i + 1 < segs.size()) {
+      // Sealed: never changes again; copied whole and checked against
+      // its seal record, which is copied beside it.
+      if (!s.seal_error.empty()) return Status::Corruption(s.seal_error);
+      e.sealed = true;
+      e.end_seq = segs[i + 1].base_seq;
+      std::string record;
+      if (s.seal) {
+        CDC_RETURN_IF_ERROR(
+            log::CheckSealedSegment(s, size, segs[i + 1].base_seq));
+        e.bytes = size;
+        e.sha256 = s.seal->sha256;
+        if (!b.Reuse(&e)) {
+          CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, size, &e));
+          if (e.sha256 != s.seal->sha256)
+            return Status::Corruption(
+                s.name + ": SHA-256 " + e.sha256 +
+                " does not match its seal record " + s.seal->sha256 +
+                " (the log is damaged; run cdc-log verify)");
+        } else {
+          b.Progress(size);
+        }
+        if (m->first_lsn == 0) m->first_lsn = s.seal->first_lsn;
+        if (s.seal->last_lsn != 0) m->last_lsn = s.seal->last_lsn;
+        CDC_ASSIGN_OR_RETURN(record,
+                             ReadFileToString(log::SealRecordPath(s.path)));
+      } else {
+        // Sealed by a writer that died before recording it: the next
+        // writer rebuilds the record, so does a restored log's.
+        CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, size, &e));
+      }
+      m->files.push_back(e);
+      if (!record.empty()) {
+        FileEntry r;
+        r.path = s.name + ".sealed";
+        CDC_RETURN_IF_ERROR(b.StoreText(record, &r));
+        m->files.push_back(r);
+      }
+      continue;
+    }
+    // The active segment, up to its last complete transaction: what a
+    // reader would see now.
+    CDC_ASSIGN_OR_RETURN(log::SegmentScan scan,
+                         log::ScanSegment(f, size, s.base_seq, false));
+    if (scan.stop == log::FrameStatus::kBadHeader ||
+        scan.stop == log::FrameStatus::kBadChecksum) {
+      // A torn tail is a writer mid-write; damage with whole frames after
+      // it is not, and would be left out silently.
+      CDC_ASSIGN_OR_RETURN(auto later,
+                           f.FindValidFrameAfter(scan.valid_end, size));
+      if (later)
+        return Status::Corruption(log::DescribeCorruption(
+            s.name, scan.valid_end, scan.next_seq, 0, scan.stop_detail));
+    }
+    e.end_seq = scan.next_seq;
+    CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, scan.txn_end, &e));
+    if (scan.has_commit) {
+      if (m->first_lsn == 0) m->first_lsn = scan.first_lsn;
+      m->last_lsn = scan.last_lsn;
+    }
+    m->end_seq = e.end_seq;
+    m->files.push_back(e);
+  }
+  return Status::OK();
+}
+
+Result<CreateResult> Build(const CreateOptions& o, const log::LogIdentity& id,
+                           std::optional<LoadedManifest> base, Out* out) {
+  Builder b(o, out);
+  Manifest m;
+  m.log_id = id.log_id;
+  m.log_format_version = id.format_version;
+  m.created = FormatTimestamp(NowMicros());
+  m.tool_version = kVersion;
+  if (base) {
+    m.base = BaseRef{base->sha256, BaseName(o.base)};
+    CDC_RETURN_IF_ERROR(b.AddBase(std::move(*base)));
+  }
+  CDC_ASSIGN_OR_RETURN(std::string ident,
+                       ReadFileToString(JoinPath(o.log, "log.json")));
+  FileEntry e;
+  e.path = "log.json";
+  CDC_RETURN_IF_ERROR(b.StoreText(ident, &e));
+  m.files.push_back(e);
+  // Cursors before events: no consumer in the backup is past its end.
+  if (PathExists(JoinPath(o.log, "consumers.db"))) {
+    Scratch scratch;
+    CDC_RETURN_IF_ERROR(scratch.Make());
+    const std::string snap = JoinPath(scratch.path, "consumers.db");
+    CDC_RETURN_IF_ERROR(cursor::SnapshotConsumers(o.log, snap));
+    CDC_ASSIGN_OR_RETURN(FileHandle f, OpenFile(snap, O_RDONLY));
+    CDC_ASSIGN_OR_RETURN(uint64_t size, FileSize(snap));
+    FileEntry c;
+    c.path = "consumers.db";
+    CDC_RETURN_IF_ERROR(b.Copy(f.fd(), snap, size, &c));
+    m.files.push_back(c);
+  }
+  {
+    // Pinned before the listing, so every segment listed stays until
+    // copied (a descriptor would keep a removed one readable, but its
+    // name would be gone for the next open).
+    CDC_ASSIGN_OR_RETURN(log::RetentionPin pin,
+                         log::RetentionPin::Acquire(o.log));
+    CDC_RETURN_IF_ERROR(CopySegments(o.log, b, &m));
+  }
+  std::string text = ManifestJson(m);
+  CDC_RETURN_IF_ERROR(out->Commit(text));
+  CreateResult r;
+  Sha256 h;
+  h.Update(text);
+  r.manifest_sha256 = h.HexDigest();
+  r.manifest = std::move(m);
+  r.bytes_stored = b.bytes_stored() + text.size();
+  return r;
+}
+
+}  // namespace
+
+Result<CreateResult> CreateBackup(const CreateOptions& o) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
+  std::optional<LoadedManifest> base;
+  if (!o.base.empty()) {
+    auto lm = LoadManifest(o.base);
+    if (!lm.ok()) return lm.status().Annotate("--incremental");
+    if (lm->manifest.log_id != id.log_id)
+      return Status::BadInput("--incremental " + o.base +
+                              " is a backup of log " + lm->manifest.log_id +
+                              ", not of log " + id.log_id + " at " + o.log);
+    base = std::move(*lm);
+  }
+  if (o.out == "-") {
+    TarOut out(1);
+    return Build(o, id, std::move(base), &out);
+  }
+  DirOut out(o.out);
+  CDC_RETURN_IF_ERROR(out.Start());
+  return Build(o, id, std::move(base), &out);
+}
+
+}  // namespace cdc::backup
