@@ -50,6 +50,9 @@ void WriteTxns(const std::string& dir, uint64_t first_txn, uint64_t txns,
       REQUIRE((*w)->Append(EventLine(t, i, pad)).ok());
     REQUIRE((*w)->Commit(t * 16, 1764402062000000 + static_cast<int64_t>(t), t)
                 .ok());
+    // One frame per transaction (a write closes the group), the layout
+    // tests count frames and offsets by; grouped frames have their own.
+    REQUIRE((*w)->RequestWrite().ok());
     if (t % 7 == 0) REQUIRE((*w)->Sync().ok());
   }
   REQUIRE((*w)->Sync().ok());

@@ -29,6 +29,7 @@ std::string EventLine(uint64_t txn, uint64_t i, size_t pad = 16);
 
 // Creates a log at `dir` (if needed) and appends `txns` transactions of
 // `per_txn` events each; transaction t has commit LSN 0/(t*16) and xid t.
+// Each transaction gets a frame of its own (see GroupedTxns for shared ones).
 void WriteTxns(const std::string& dir, uint64_t first_txn, uint64_t txns,
                uint64_t per_txn, const log::WriterOptions& opts = {},
                size_t pad = 16);

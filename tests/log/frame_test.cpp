@@ -27,7 +27,7 @@ TEST_CASE("frame header layout is byte-exact", "[log][frame]") {
   codec.EncodeFrame(Sample(), raw, &out);
   REQUIRE(out.size() >= kFrameHeaderSize);
   CHECK(out.substr(0, 4) == "CDCF");
-  CHECK(out[4] == 1);     // version
+  CHECK(out[4] == 2);     // version
   CHECK(out[5] == 1);     // TXN_END
   CHECK(out[7] == 0);     // reserved
   CHECK(out[8] == 0x08);  // first seq, little-endian
@@ -154,12 +154,21 @@ TEST_CASE("headers of other versions or impossible fields are refused",
   std::string out;
   codec.EncodeFrame(Sample(), "{}\n{}\n{}\n", &out);
   FrameHeader h;
-  std::string v2 = out;
-  v2[4] = 2;
-  CHECK(DecodeHeader(v2.data(), &h) == HeaderState::kBadVersion);
+  std::string v3 = out;
+  v3[4] = 3;
+  CHECK(DecodeHeader(v3.data(), &h) == HeaderState::kBadVersion);
   CHECK(DescribeHeaderState(HeaderState::kBadVersion, h) ==
-        "frame format version 2 is not supported (this build reads version "
-        "1)");
+        "frame format version 3 is not supported (this build reads versions "
+        "1 and 2)");
+  // Version 1 has no table: its bytes 28..31 must stay 0.
+  FrameHeader v1h = Sample();
+  v1h.version = kFormatVersion1;
+  std::string v1;
+  codec.EncodeFrame(v1h, "{}\n{}\n{}\n", &v1);
+  CHECK(v1[4] == 1);
+  CHECK(DecodeHeader(v1.data(), &h) == HeaderState::kOk);
+  v1[28] = 1;
+  CHECK(DecodeHeader(v1.data(), &h) == HeaderState::kBadFields);
   std::string flags = out;
   flags[5] = 0x40;
   CHECK(DecodeHeader(flags.data(), &h) == HeaderState::kBadFields);

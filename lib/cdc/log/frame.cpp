@@ -33,7 +33,7 @@ void EncodeHeader(const FrameHeader& h, char* p) {
   PutFixed32(p + 16, h.event_count);
   PutFixed32(p + 20, h.payload_len);
   PutFixed32(p + 24, h.raw_len);
-  PutFixed32(p + 28, 0);
+  PutFixed32(p + 28, h.table_len);
   PutFixed64(p + 32, h.commit_lsn);
   PutFixed64(p + 40, static_cast<uint64_t>(h.commit_time));
   PutFixed64(p + 48, h.xid);
@@ -71,12 +71,17 @@ HeaderState DecodeHeader(const char* p, FrameHeader* h) {
   h->commit_time = static_cast<int64_t>(GetFixed64(p + 40));
   h->xid = GetFixed64(p + 48);
   h->checksum = GetFixed64(p + 56);
-  if (h->version != kFormatVersion) return HeaderState::kBadVersion;
-  if (p[7] != 0 || GetFixed32(p + 28) != 0 || (h->flags & ~kFlagTxnEnd) ||
-      h->codec > kCodecZstd || h->payload_len > kMaxFrameBytes ||
-      h->raw_len > kMaxFrameBytes || h->first_seq == 0 ||
-      (h->event_count > 0 && h->raw_len == 0) ||
-      (h->codec == kCodecNone && h->raw_len != h->payload_len))
+  h->table_len = GetFixed32(p + 28);
+  if (h->version != kFormatVersion && h->version != kFormatVersion1)
+    return HeaderState::kBadVersion;
+  if (p[7] != 0 || (h->version == kFormatVersion1 && h->table_len != 0) ||
+      (h->flags & ~kFlagTxnEnd) || h->codec > kCodecZstd ||
+      h->payload_len > kMaxFrameBytes || h->raw_len > kMaxFrameBytes ||
+      h->first_seq == 0 || (h->event_count > 0 && h->raw_len == 0) ||
+      h->table_len > kMaxTableBytes || h->table_len > h->payload_len ||
+      (h->codec == kCodecNone && h->raw_len != h->payload_len - h->table_len))
+    return HeaderState::kBadFields;
+  if (h->grouped() && (!h->txn_end() || h->event_count == 0))
     return HeaderState::kBadFields;
   return HeaderState::kOk;
 }
@@ -89,12 +94,104 @@ std::string DescribeHeaderState(HeaderState s, const FrameHeader& h) {
       return "bad frame magic";
     case HeaderState::kBadVersion:
       return "frame format version " + std::to_string(h.version) +
-             " is not supported (this build reads version " +
+             " is not supported (this build reads versions " +
+             std::to_string(kFormatVersion1) + " and " +
              std::to_string(kFormatVersion) + ")";
     case HeaderState::kBadFields:
       return "impossible frame header fields";
   }
   return "bad header";
+}
+
+namespace {
+
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::string_view* in, uint64_t* v) {
+  uint64_t r = 0;
+  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
+    const auto b = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    if (shift == 63 && b > 1) return false;
+    r |= uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint64_t ZigZag(uint64_t now, uint64_t prev) {
+  const auto d = static_cast<int64_t>(now - prev);
+  return (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63);
+}
+
+uint64_t UnZigZag(uint64_t z, uint64_t prev) {
+  return prev + ((z >> 1) ^ (~(z & 1) + 1));
+}
+
+}  // namespace
+
+void EncodeTxnTable(const std::vector<TxnEntry>& txns, std::string* out) {
+  PutVarint(txns.size(), out);
+  TxnEntry prev;
+  for (const TxnEntry& t : txns) {
+    PutVarint(t.events, out);
+    PutVarint(ZigZag(t.commit_lsn, prev.commit_lsn), out);
+    PutVarint(ZigZag(static_cast<uint64_t>(t.commit_time),
+                     static_cast<uint64_t>(prev.commit_time)),
+              out);
+    PutVarint(ZigZag(t.xid, prev.xid), out);
+    prev = t;
+  }
+}
+
+std::string DecodeTxnTable(std::string_view table, const FrameHeader& h,
+                           std::vector<TxnEntry>* txns) {
+  txns->clear();
+  uint64_t n = 0;
+  if (!GetVarint(&table, &n) || n == 0 || n > h.event_count)
+    return "bad transaction table count";
+  txns->reserve(n);
+  TxnEntry prev;
+  uint64_t events = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t count, lsn, time, xid;
+    if (!GetVarint(&table, &count) || !GetVarint(&table, &lsn) ||
+        !GetVarint(&table, &time) || !GetVarint(&table, &xid))
+      return "transaction table ends early";
+    TxnEntry t;
+    t.events = static_cast<uint32_t>(count);
+    t.commit_lsn = UnZigZag(lsn, prev.commit_lsn);
+    t.commit_time = static_cast<int64_t>(
+        UnZigZag(time, static_cast<uint64_t>(prev.commit_time)));
+    t.xid = UnZigZag(xid, prev.xid);
+    if (count == 0 || count > h.event_count)
+      return "transaction " + std::to_string(i) + " of the table has " +
+             std::to_string(count) + " events";
+    if (i > 0 && t.commit_lsn < prev.commit_lsn)
+      return "transaction table goes back from commit LSN " +
+             std::to_string(prev.commit_lsn) + " to " +
+             std::to_string(t.commit_lsn);
+    events += count;
+    txns->push_back(t);
+    prev = t;
+  }
+  if (!table.empty()) return "transaction table has bytes after its end";
+  if (events != h.event_count)
+    return "transaction table holds " + std::to_string(events) +
+           " events, header says " + std::to_string(h.event_count);
+  if (prev.commit_lsn != h.commit_lsn || prev.commit_time != h.commit_time ||
+      prev.xid != h.xid)
+    return "transaction table does not end with the header's commit";
+  return "";
 }
 
 std::string CheckEventLines(std::string_view raw, uint32_t count) {
@@ -138,8 +235,8 @@ Codec::Codec(int level) : ctx_(std::make_unique<Contexts>(level)) {}
 
 Codec::~Codec() = default;
 
-size_t Codec::EncodedBound(size_t raw_len) {
-  return kFrameHeaderSize + ZSTD_compressBound(raw_len);
+size_t Codec::EncodedBound(size_t raw_len, size_t table_len) {
+  return kFrameHeaderSize + table_len + ZSTD_compressBound(raw_len);
 }
 
 namespace {
@@ -170,22 +267,24 @@ size_t CompressLarge(ZSTD_CCtx* cctx, std::string_view raw, std::string* out) {
 
 }  // namespace
 
-void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
+void Codec::EncodeFrame(FrameHeader h, std::string_view table,
+                        std::string_view raw, std::string* out) {
   const size_t start = out->size();
+  const size_t head = kFrameHeaderSize + table.size();
   size_t n = 0;
   char* payload = nullptr;
   if (raw.size() >= kLargeFrameBytes) {
-    out->resize(start + kFrameHeaderSize);
+    out->resize(start + head);
     n = CompressLarge(ctx_->cctx, raw, out);
     if (n == 0 || n >= raw.size()) {
-      out->resize(start + kFrameHeaderSize + raw.size());
+      out->resize(start + head + raw.size());
       n = 0;
     }
-    payload = out->data() + start + kFrameHeaderSize;
+    payload = out->data() + start + head;
   } else {
     const size_t bound = ZSTD_compressBound(raw.size());
-    out->resize(start + kFrameHeaderSize + bound);
-    payload = out->data() + start + kFrameHeaderSize;
+    out->resize(start + head + bound);
+    payload = out->data() + start + head;
     if (raw.size() >= kSmallFrameBytes) {
       n = ZSTD_compress2(ctx_->cctx, payload, bound, raw.data(), raw.size());
     } else if (raw.size() >= kStoredFrameBytes) {
@@ -204,15 +303,19 @@ void Codec::EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
   } else {
     h.codec = kCodecZstd;
   }
-  h.version = kFormatVersion;
-  h.payload_len = static_cast<uint32_t>(n);
+  if (h.version != kFormatVersion1) h.version = kFormatVersion;
+  h.table_len = static_cast<uint32_t>(table.size());
+  h.payload_len = static_cast<uint32_t>(table.size() + n);
   h.raw_len = static_cast<uint32_t>(raw.size());
   h.checksum = 0;
   char* hp = out->data() + start;
+  if (!table.empty())
+    std::memcpy(hp + kFrameHeaderSize, table.data(), table.size());
   EncodeHeader(h, hp);
   PutFixed64(hp + kChecksumOffset,
-             FrameChecksum(hp, std::string_view(payload, n)));
-  out->resize(start + kFrameHeaderSize + n);
+             FrameChecksum(
+                 hp, std::string_view(hp + kFrameHeaderSize, h.payload_len)));
+  out->resize(start + head + n);
 }
 
 bool Codec::ChecksumOk(const char* header_bytes, std::string_view payload,
@@ -222,6 +325,9 @@ bool Codec::ChecksumOk(const char* header_bytes, std::string_view payload,
 
 Status Codec::Decompress(const FrameHeader& h, std::string_view payload,
                          std::string* raw) {
+  if (payload.size() < h.table_len)
+    return Status::Corruption("payload shorter than its transaction table");
+  payload.remove_prefix(h.table_len);
   if (h.codec == kCodecNone) {
     raw->assign(payload.data(), payload.size());
     return Status::OK();

@@ -2,7 +2,7 @@
 //
 //   offset size field
 //        0    4 magic "CDCF"
-//        4    1 format version (1)
+//        4    1 format version (1 or 2)
 //        5    1 flags (bit 0: TXN_END)
 //        6    1 codec (0 none, 1 zstd)
 //        7    1 reserved, 0
@@ -10,7 +10,7 @@
 //       16    4 event count
 //       20    4 payload length (bytes stored after the header)
 //       24    4 raw length (bytes after decompression)
-//       28    4 reserved, 0
+//       28    4 version 2: transaction table length (0: none); version 1: 0
 //       32    8 commit LSN of the source transaction
 //       40    8 commit time, µs since the Unix epoch
 //       48    8 source transaction id
@@ -21,19 +21,31 @@
 // and "last", which readers add. A frame with TXN_END ends a source
 // transaction; its commit fields are authoritative. A frame with no events
 // and TXN_END records a source position only (keepalive progress).
+//
+// Version 2 adds the grouped frame: a TXN_END frame whose transaction
+// table is not empty holds several whole transactions (those one write
+// window committed). The payload is then the table, stored as is, followed
+// by the (compressed) event lines; the checksum covers both. The table is
+// a varint count of transactions, then per transaction its event count
+// and the zigzag varint deltas of its commit LSN, commit time and xid from
+// the previous entry's (the first's from 0). The header's commit fields
+// are those of the last transaction; every transaction holds events.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cdc/base/status.h"
 
 namespace cdc::log {
 
 inline constexpr uint32_t kFrameMagic = 0x46434443;  // "CDCF" on disk
-inline constexpr uint8_t kFormatVersion = 1;
+// The version this build writes; it reads kFormatVersion1 frames too.
+inline constexpr uint8_t kFormatVersion = 2;
+inline constexpr uint8_t kFormatVersion1 = 1;
 inline constexpr size_t kFrameHeaderSize = 64;
 inline constexpr uint8_t kFlagTxnEnd = 1;
 inline constexpr uint8_t kCodecNone = 0;
@@ -41,6 +53,9 @@ inline constexpr uint8_t kCodecZstd = 1;
 // Sanity bound on a frame's stored and raw size; a header claiming more is
 // not a header.
 inline constexpr uint32_t kMaxFrameBytes = 1u << 30;
+// Bound on a transaction table (a grouped frame holds at most a frame's
+// worth of events, each at least 3 bytes, at most 31 table bytes each).
+inline constexpr uint32_t kMaxTableBytes = 16u << 20;
 
 struct FrameHeader {
   uint8_t version = kFormatVersion;
@@ -54,8 +69,11 @@ struct FrameHeader {
   int64_t commit_time = 0;
   uint64_t xid = 0;
   uint64_t checksum = 0;
+  uint32_t table_len = 0;  // version 2: bytes of transaction table
 
   bool txn_end() const { return (flags & kFlagTxnEnd) != 0; }
+  // Holds several whole transactions, listed in its table.
+  bool grouped() const { return table_len > 0; }
   uint64_t end_seq() const { return first_seq + event_count; }  // exclusive
   uint64_t frame_size() const { return kFrameHeaderSize + payload_len; }
 };
@@ -88,6 +106,24 @@ inline constexpr size_t kSmallFrameBytes = 4096;
 // pieces, so the output buffer grows only by what compression produced.
 inline constexpr size_t kLargeFrameBytes = 4u << 20;
 
+// One transaction of a grouped frame.
+struct TxnEntry {
+  uint32_t events = 0;
+  uint64_t commit_lsn = 0;
+  int64_t commit_time = 0;
+  uint64_t xid = 0;
+  bool operator==(const TxnEntry&) const = default;
+};
+
+// Appends the table of `txns` (see above) to `out`.
+void EncodeTxnTable(const std::vector<TxnEntry>& txns, std::string* out);
+// Decodes the table of grouped frame `h` (the first h.table_len bytes of
+// its payload) into `txns`. Returns what is wrong, or an empty string: the
+// table must be whole, list transactions with events in commit LSN order
+// whose counts add up to the header's, and end with the header's commit.
+std::string DecodeTxnTable(std::string_view table, const FrameHeader& h,
+                           std::vector<TxnEntry>* txns);
+
 // Checks a decompressed payload holds exactly `count` lines, each ending in
 // '\n' and shaped like a JSON object ('{' ... '}'). Returns what is wrong,
 // or an empty string. Readers check this before handing events out: a frame
@@ -105,16 +141,22 @@ class Codec {
   Codec& operator=(const Codec&) = delete;
 
   // Appends a complete frame (header + compressed payload) to `out`. `h`
-  // supplies flags, seq, count and commit fields; lengths, codec and
-  // checksum are filled in.
-  void EncodeFrame(FrameHeader h, std::string_view raw, std::string* out);
+  // supplies version, flags, seq, count and commit fields; lengths, codec
+  // and checksum are filled in. A non-empty `table` (version 2 only) makes
+  // it a grouped frame.
+  void EncodeFrame(FrameHeader h, std::string_view raw, std::string* out) {
+    EncodeFrame(h, std::string_view(), raw, out);
+  }
+  void EncodeFrame(FrameHeader h, std::string_view table, std::string_view raw,
+                   std::string* out);
 
   // Most bytes EncodeFrame can append for `raw_len` raw bytes.
-  static size_t EncodedBound(size_t raw_len);
+  static size_t EncodedBound(size_t raw_len, size_t table_len = 0);
   // True if the checksum over `header_bytes` (64) and `payload` matches.
   static bool ChecksumOk(const char* header_bytes, std::string_view payload,
                          uint64_t expected);
-  // Decompresses a verified payload into `raw` (replacing its contents).
+  // Decompresses a verified payload (a grouped frame's table included) into
+  // `raw` (replacing its contents): the event lines.
   Status Decompress(const FrameHeader& h, std::string_view payload,
                     std::string* raw);
 

@@ -57,11 +57,13 @@ Result<LogIdentity> ReadIdentity(const std::string& dir) {
     auto j = nlohmann::json::parse(*text);
     LogIdentity id;
     id.format_version = j.at("format_version").get<int>();
-    if (id.format_version != kLogFormatVersion)
+    if (id.format_version < kOldestLogFormatVersion ||
+        id.format_version > kLogFormatVersion)
       return Status::Corruption("log " + dir + " has format version " +
                                 std::to_string(id.format_version) +
-                                "; this cdc reads version " +
-                                std::to_string(kLogFormatVersion));
+                                "; this cdc reads versions " +
+                                std::to_string(kOldestLogFormatVersion) +
+                                " to " + std::to_string(kLogFormatVersion));
     id.log_id = j.at("log_id").get<std::string>();
     id.created = j.value("created", "");
     if (j.contains("source") && !j["source"].is_null()) {
@@ -78,7 +80,8 @@ Result<LogIdentity> ReadIdentity(const std::string& dir) {
 }
 
 Result<LogIdentity> CreateLog(const std::string& dir,
-                              std::optional<SourceIdentity> source) {
+                              std::optional<SourceIdentity> source,
+                              int format_version) {
   Status s = MakeDir(dir);
   if (!s.ok()) return s;
   CDC_ASSIGN_OR_RETURN(auto names, ListDir(dir));
@@ -111,6 +114,7 @@ Result<LogIdentity> CreateLog(const std::string& dir,
   CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir)));
   LogIdentity id;
   id.log_id = RandomId();
+  id.format_version = format_version;
   id.created = FormatTimestamp(NowMicros());
   id.source = std::move(source);
   CDC_RETURN_IF_ERROR(
@@ -129,6 +133,17 @@ Status SetSource(const std::string& dir, LogIdentity* id,
                  const SourceIdentity& source) {
   id->source = source;
   return WriteFileAtomic(JoinPath(dir, "log.json"), IdentityJson(*id));
+}
+
+Status RaiseFormatVersion(const std::string& dir, LogIdentity* id,
+                          int version) {
+  if (id->format_version >= version) return Status::OK();
+  LogIdentity next = *id;
+  next.format_version = version;
+  CDC_RETURN_IF_ERROR(
+      WriteFileAtomic(JoinPath(dir, "log.json"), IdentityJson(next)));
+  *id = next;
+  return Status::OK();
 }
 
 namespace {

@@ -9,7 +9,12 @@
 
 namespace cdc::log {
 
-inline constexpr int kLogFormatVersion = 1;
+// log.json's format_version: the newest frame format the log may hold.
+// Logs of version 1 (one transaction or part of one per frame) are read
+// and appended to as they are; the first writer of this build to open one
+// records version 2 before it writes a version 2 frame.
+inline constexpr int kLogFormatVersion = 2;
+inline constexpr int kOldestLogFormatVersion = 1;
 
 // The PostgreSQL source a log belongs to (invariant 6). Empty for logs
 // filled by `cdc-log import`.
@@ -37,8 +42,11 @@ Result<LogIdentity> ReadIdentity(const std::string& dir);
 
 // Creates a new log in DIR (which may exist if empty). CannotCreate when DIR
 // holds other files.
+// `format_version` other than the default is for tests that make a log as
+// an earlier release did.
 Result<LogIdentity> CreateLog(const std::string& dir,
-                              std::optional<SourceIdentity> source);
+                              std::optional<SourceIdentity> source,
+                              int format_version = kLogFormatVersion);
 
 // Opens the log at DIR, creating it when DIR is missing or empty.
 Result<LogIdentity> OpenOrCreateLog(const std::string& dir);
@@ -46,6 +54,10 @@ Result<LogIdentity> OpenOrCreateLog(const std::string& dir);
 // Records the source in a log created without one (first capture).
 Status SetSource(const std::string& dir, LogIdentity* id,
                  const SourceIdentity& source);
+
+// Records format version `version` in log.json (atomically) when it
+// says less.
+Status RaiseFormatVersion(const std::string& dir, LogIdentity* id, int version);
 
 // A warning (one line, no program name) when DIR or DIR/segments can be
 // written by other users (group or world write permission): they could

@@ -26,6 +26,8 @@ Status LogReader::OpenSegment(uint64_t base_seq) {
   seg_name_ = "segments/" + name;
   offset_ = committed_ = scan_ = 0;
   scan_seq_ = next_seq_ = base_seq;
+  group_.clear();
+  group_next_ = 0;
   stop_ = FrameStatus::kEnd;
   stop_detail_.clear();
   stop_fatal_ = false;
@@ -226,8 +228,36 @@ Result<LogReader::Step> LogReader::NextSegment() {
   return Step::kMoved;
 }
 
+bool LogReader::NextOfGroup(Batch* b) {
+  while (group_next_ < group_.size()) {
+    const TxnEntry& t = group_[group_next_++];
+    // The lines passed CheckEventLines: each of the t.events ends in '\n'.
+    size_t end = group_pos_;
+    for (uint32_t i = 0; i < t.events; ++i)
+      end = group_raw_.find('\n', end) + 1;
+    const size_t start = group_pos_;
+    const uint64_t first = group_seq_;
+    group_pos_ = end;
+    group_seq_ += t.events;
+    if (group_seq_ <= skip_to_) continue;
+    b->header = group_header_;
+    b->header.first_seq = first;
+    b->header.event_count = t.events;
+    b->header.commit_lsn = t.commit_lsn;
+    b->header.commit_time = t.commit_time;
+    b->header.xid = t.xid;
+    b->header.table_len = 0;
+    b->header.raw_len = static_cast<uint32_t>(end - start);
+    b->raw.assign(group_raw_, start, end - start);
+    b->skip = skip_to_ > first ? static_cast<uint32_t>(skip_to_ - first) : 0;
+    return true;
+  }
+  return false;
+}
+
 Result<bool> LogReader::Next(Batch* b) {
   for (;;) {
+    if (NextOfGroup(b)) return true;
     if (offset_ < committed_) {
       CDC_ASSIGN_OR_RETURN(FrameAt at,
                            file_->ReadFrame(offset_, committed_, &payload_));
@@ -239,12 +269,31 @@ Result<bool> LogReader::Next(Batch* b) {
       offset_ += h.frame_size();
       next_seq_ = h.end_seq();
       if (h.event_count == 0 || h.end_seq() <= skip_to_) continue;
-      Status s = codec_.Decompress(h, payload_, &b->raw);
+      std::string* raw = h.grouped() ? &group_raw_ : &b->raw;
+      Status s = codec_.Decompress(h, payload_, raw);
+      if (s.ok() && h.grouped()) {
+        std::string bad_table = DecodeTxnTable(
+            std::string_view(payload_).substr(0, h.table_len), h, &group_);
+        if (!bad_table.empty()) s = Status::Corruption(bad_table);
+      }
       // The compressed form of a large frame is not kept for the next one.
       if (payload_.capacity() > (4u << 20)) std::string().swap(payload_);
-      if (!s.ok()) return CorruptAt(off, h.first_seq, s.message());
-      std::string bad_lines = CheckEventLines(b->raw, h.event_count);
-      if (!bad_lines.empty()) return CorruptAt(off, h.first_seq, bad_lines);
+      if (!s.ok()) {
+        group_.clear();
+        return CorruptAt(off, h.first_seq, s.message());
+      }
+      std::string bad_lines = CheckEventLines(*raw, h.event_count);
+      if (!bad_lines.empty()) {
+        group_.clear();
+        return CorruptAt(off, h.first_seq, bad_lines);
+      }
+      if (h.grouped()) {
+        group_header_ = h;
+        group_next_ = 0;
+        group_pos_ = 0;
+        group_seq_ = h.first_seq;
+        continue;
+      }
       b->header = h;
       b->skip = skip_to_ > h.first_seq
                     ? static_cast<uint32_t>(skip_to_ - h.first_seq)
@@ -379,12 +428,29 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
                                     segs[i + 1].name);
         break;
       }
+      const uint64_t frame_off = off;
       off += at.header.frame_size();
       seq = at.header.end_seq();
       if (!at.header.txn_end()) continue;
       if (key_of_header(at.header) >= target) {
         offset_ = committed_ = scan_ = txn_start;
         next_seq_ = scan_seq_ = skip_to_ = txn_seq;
+        // In a grouped frame: its first transaction that is late enough
+        // (the frame's checksum is checked when Next() reads it).
+        if (at.header.grouped() && txn_start == frame_off) {
+          std::string table;
+          std::vector<TxnEntry> txns;
+          CDC_RETURN_IF_ERROR(file_->ReadTable(frame_off, at.header, &table));
+          std::string bad = DecodeTxnTable(table, at.header, &txns);
+          if (!bad.empty()) return CorruptAt(frame_off, txn_seq, bad);
+          for (const TxnEntry& t : txns) {
+            FrameHeader e = at.header;
+            e.commit_lsn = t.commit_lsn;
+            e.commit_time = t.commit_time;
+            if (key_of_header(e) >= target) break;
+            skip_to_ += t.events;
+          }
+        }
         return Status::OK();
       }
       txn_start = off;

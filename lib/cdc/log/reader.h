@@ -35,7 +35,9 @@
 
 namespace cdc::log {
 
-// The events of one frame. Lines are in stored form (no "seq"/"last").
+// The events of one frame, or of one transaction of a grouped frame (whose
+// header then describes that transaction alone: its seq range and commit,
+// TXN_END, no table). Lines are in stored form (no "seq"/"last").
 struct Batch {
   FrameHeader header;
   std::string raw;    // decompressed payload: event_count lines
@@ -84,7 +86,10 @@ class LogReader {
   Result<bool> Next(Batch* b);
 
   // Seq of the next event this reader would return.
-  uint64_t next_seq() const { return std::max(next_seq_, skip_to_); }
+  uint64_t next_seq() const {
+    return std::max(group_next_ < group_.size() ? group_seq_ : next_seq_,
+                    skip_to_);
+  }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -104,6 +109,8 @@ class LogReader {
   // `next_base` begins and agree with its seal record.
   Status CheckFinished(uint64_t next_base, bool own_listed);
   Status StopCorruption();
+  // Hands out the next transaction of the grouped frame being read.
+  bool NextOfGroup(Batch* b);
   // Names of the segment files, re-read only when the directory changed.
   Result<const std::vector<uint64_t>*> SegmentBases();
   Status CorruptAt(uint64_t off, uint64_t first_seq, const std::string& what);
@@ -116,6 +123,14 @@ class LogReader {
   std::string dir_;
   Codec codec_;
   std::string payload_;
+
+  // A grouped frame being handed out one transaction at a time.
+  FrameHeader group_header_;
+  std::string group_raw_;
+  std::vector<TxnEntry> group_;
+  size_t group_next_ = 0;   // its next transaction
+  size_t group_pos_ = 0;    // that transaction's first byte in group_raw_
+  uint64_t group_seq_ = 0;  // ... and first seq
 
   uint64_t base_seq_ = 0;
   std::string seg_name_;

@@ -44,6 +44,21 @@ Result<SegmentScan> ScanSegment(const SegmentFile& file, uint64_t size,
       if (!s.has_commit) {
         s.first_lsn = h.commit_lsn;
         s.first_time = h.commit_time;
+        // A grouped frame's header holds its last transaction's commit.
+        if (h.grouped()) {
+          std::string table;
+          std::vector<TxnEntry> txns;
+          if (verify) {
+            table.assign(payload, 0, h.table_len);
+          } else {
+            CDC_RETURN_IF_ERROR(
+                file.ReadTable(off - h.frame_size(), h, &table));
+          }
+          if (DecodeTxnTable(table, h, &txns).empty()) {
+            s.first_lsn = txns.front().commit_lsn;
+            s.first_time = txns.front().commit_time;
+          }
+        }
       }
       s.has_commit = true;
       s.last_lsn = h.commit_lsn;

@@ -299,6 +299,16 @@ Result<FrameAt> SegmentFile::ReadFrame(uint64_t off, uint64_t size,
   return at;
 }
 
+Status SegmentFile::ReadTable(uint64_t off, const FrameHeader& h,
+                              std::string* table) const {
+  table->resize(h.table_len);
+  CDC_ASSIGN_OR_RETURN(size_t n,
+                       PreadUpTo(fd_.fd(), table->data(), table->size(),
+                                 off + kFrameHeaderSize, path_));
+  if (n < table->size()) return Status::Corruption("truncated frame");
+  return Status::OK();
+}
+
 Result<std::optional<uint64_t>> SegmentFile::FindValidFrameAfter(
     uint64_t off, uint64_t size) const {
   // Slow path, taken only when something is already wrong: look for the

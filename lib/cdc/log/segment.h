@@ -93,6 +93,10 @@ class SegmentFile {
   // The whole frame at `off`: header and payload, checksum verified.
   Result<FrameAt> ReadFrame(uint64_t off, uint64_t size,
                             std::string* payload) const;
+  // The transaction table of grouped frame `h` at `off` (not checked
+  // against the checksum: callers that act on it read the frame later).
+  Status ReadTable(uint64_t off, const FrameHeader& h,
+                   std::string* table) const;
   // Offset of the first fully valid frame that starts after `off`, if any;
   // used to tell a torn tail (nothing valid follows) from corruption.
   Result<std::optional<uint64_t>> FindValidFrameAfter(uint64_t off,

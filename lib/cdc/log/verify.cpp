@@ -67,6 +67,7 @@ Result<VerifyReport> VerifyLog(
   }
   Codec codec;
   std::string raw;
+  std::vector<TxnEntry> txns;
   Lsn prev_lsn = 0;
   uint64_t expect_seq = segs.empty() ? 1 : segs.front().base_seq;
   rep.first_seq = expect_seq;
@@ -82,6 +83,7 @@ Result<VerifyReport> VerifyLog(
     CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
     CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     rep.bytes += size;
+    bool mid_txn = false;  // the frame before ended no transaction
     auto visit = [&](uint64_t off, const FrameHeader& h,
                      std::string_view payload) -> Status {
       ++rep.frames;
@@ -89,6 +91,21 @@ Result<VerifyReport> VerifyLog(
       std::string what;
       Status s = codec.Decompress(h, payload, &raw);
       what = s.ok() ? CheckEventLines(raw, h.event_count) : s.message();
+      if (what.empty() && h.grouped()) {
+        what = DecodeTxnTable(payload.substr(0, h.table_len), h, &txns);
+        if (what.empty() && mid_txn)
+          what =
+              "a frame of whole transactions inside the transaction "
+              "begun before it";
+        // Each transaction's commit LSN in order, the header's last.
+        for (size_t k = 0; what.empty() && k + 1 < txns.size(); ++k) {
+          if (txns[k].commit_lsn < prev_lsn)
+            what = "commit LSN " + FormatLsn(txns[k].commit_lsn) +
+                   " is before " + FormatLsn(prev_lsn);
+          prev_lsn = txns[k].commit_lsn;
+        }
+      }
+      mid_txn = !h.txn_end();
       if (what.empty() && h.txn_end()) {
         if (h.commit_lsn < prev_lsn)
           what = "commit LSN " + FormatLsn(h.commit_lsn) + " is before " +

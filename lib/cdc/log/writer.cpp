@@ -53,6 +53,9 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
   CDC_ASSIGN_OR_RETURN(WriterLock lock, WriterLock::Acquire(dir));
   w->lock_ = std::make_unique<WriterLock>(std::move(lock));
   CDC_RETURN_IF_ERROR(w->Recover());
+  if (opts.format_version != kFormatVersion1)
+    CDC_RETURN_IF_ERROR(
+        RaiseFormatVersion(dir, &w->identity_, kLogFormatVersion));
   w->durable_lsn_ = w->last_lsn_;
   w->durable_flush_ = w->position_.FlushLsn();
   for (int i = 0; i < std::max(1, opts.compress_threads); ++i)
@@ -240,8 +243,13 @@ Status LogWriter::StartEvent() {
   }
   // A full frame goes out only when another event follows it, so the
   // TXN_END frame always holds the transaction's last event (its "last").
-  if (frame_raw_.size() >= opts_.frame_bytes)
-    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  // Whole transactions before the open one leave first, in their own
+  // grouped frame.
+  if (frame_raw_.size() >= opts_.frame_bytes) {
+    CDC_RETURN_IF_ERROR(FlushGroup());
+    if (frame_raw_.size() >= opts_.frame_bytes)
+      CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  }
   if (frame_events_ == 0) frame_first_seq_ = next_seq_;
   ++frame_events_;
   ++txn_events_;
@@ -264,6 +272,7 @@ Status LogWriter::AppendTaking(std::string* event) {
   // Whatever was gathered goes first (it is not the transaction's last
   // event), so the large one starts a frame of its own.
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  CDC_RETURN_IF_ERROR(FlushGroup());
   if (frame_events_ > 0)
     CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
   CDC_RETURN_IF_ERROR(StartEvent());
@@ -275,7 +284,9 @@ Status LogWriter::AppendTaking(std::string* event) {
 Status LogWriter::EventFollows() {
   if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
-  CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  CDC_RETURN_IF_ERROR(FlushGroup());
+  if (frame_events_ > 0)
+    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
   CDC_RETURN_IF_ERROR(PushBatch());
   WaitIdle();
   return Failed();
@@ -283,12 +294,15 @@ Status LogWriter::EventFollows() {
 
 Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
   Frame f;
+  f.header.version = static_cast<uint8_t>(opts_.format_version);
   f.header.flags = txn_end ? kFlagTxnEnd : 0;
   f.header.first_seq = frame_events_ > 0 ? frame_first_seq_ : next_seq_;
   f.header.event_count = frame_events_;
   f.header.commit_lsn = lsn;
   f.header.commit_time = time;
   f.header.xid = xid;
+  f.first_lsn = lsn;
+  f.first_time = time;
   f.first_of_txn = txn_frames_ == 0;
   f.raw = std::move(frame_raw_);
   frame_raw_.clear();
@@ -304,7 +318,43 @@ Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
   return Status::OK();
 }
 
+Status LogWriter::FlushGroup() {
+  if (group_.empty()) return Status::OK();
+  Frame f;
+  const TxnEntry& last = group_.back();
+  f.header.version = static_cast<uint8_t>(opts_.format_version);
+  f.header.flags = kFlagTxnEnd;
+  f.header.first_seq = group_first_seq_;
+  f.header.event_count = group_events_;
+  f.header.commit_lsn = last.commit_lsn;
+  f.header.commit_time = last.commit_time;
+  f.header.xid = last.xid;
+  f.first_lsn = group_.front().commit_lsn;
+  f.first_time = group_.front().commit_time;
+  // One transaction needs no table: its frame is the plain kind.
+  if (group_.size() > 1) EncodeTxnTable(group_, &f.table);
+  if (group_bytes_ == frame_raw_.size()) {
+    f.raw = std::move(frame_raw_);
+    frame_raw_.clear();
+    frame_raw_.reserve(std::min(f.raw.size() + f.raw.size() / 4 + 64,
+                                opts_.frame_bytes + (64u << 10)));
+  } else {
+    f.raw.assign(frame_raw_, 0, group_bytes_);
+    frame_raw_.erase(0, group_bytes_);
+  }
+  frame_events_ -= group_events_;
+  frame_first_seq_ = txn_first_seq_;  // the open transaction's, if any
+  group_.clear();
+  group_bytes_ = 0;
+  group_events_ = 0;
+  batch_.raw_bytes += f.raw.size();
+  batch_.frames.push_back(std::move(f));
+  if (batch_.raw_bytes >= opts_.batch_bytes) return PushBatch();
+  return Status::OK();
+}
+
 Status LogWriter::PushBatch() {
+  CDC_RETURN_IF_ERROR(FlushGroup());
   if (batch_.frames.empty()) return Status::OK();
   Job job = std::move(batch_);
   batch_ = Job();
@@ -331,7 +381,22 @@ Status LogWriter::Push(Job job) {
 
 Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
-  CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/true, lsn, commit_time, xid));
+  if (opts_.format_version != kFormatVersion1 && txn_events_ > 0 &&
+      txn_frames_ == 0) {
+    // The whole transaction is in frame_raw_: it joins the group, which
+    // goes out when the caller asks for a write or a sync, or when full.
+    if (group_.empty()) group_first_seq_ = txn_first_seq_;
+    group_.push_back(
+        TxnEntry{static_cast<uint32_t>(txn_events_), lsn, commit_time, xid});
+    group_bytes_ = frame_raw_.size();
+    group_events_ = frame_events_;
+    if (group_bytes_ >= opts_.group_bytes) CDC_RETURN_IF_ERROR(FlushGroup());
+  } else {
+    // A transaction that already spans frames, a position (no events), or
+    // format 1: a frame of its own.
+    CDC_RETURN_IF_ERROR(FlushGroup());
+    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/true, lsn, commit_time, xid));
+  }
   position_ = SourcePosition::Of(lsn, xid, txn_events_);
   txn_events_ = 0;
   txn_frames_ = 0;
@@ -349,8 +414,9 @@ void LogWriter::WaitIdle() {
 Status LogWriter::Abort() {
   if (has_failed_.load()) return Failed();
   if (txn_events_ == 0) return Status::OK();
-  frame_raw_.clear();
-  frame_events_ = 0;
+  // Whole transactions gathered before it stay.
+  frame_raw_.resize(group_bytes_);
+  frame_events_ = group_events_;
   next_seq_ = txn_first_seq_;
   txn_events_ = 0;
   if (txn_frames_ == 0) return Status::OK();
@@ -434,11 +500,11 @@ void LogWriter::Work() {
     if (job.kind == JobKind::kFrames && !failed) {
       size_t bound = 0;
       for (const Frame& f : job.frames)
-        bound += Codec::EncodedBound(f.raw.size());
+        bound += Codec::EncodedBound(f.raw.size(), f.table.size());
       job.encoded.reserve(bound);
       for (Frame& f : job.frames) {
         f.encoded_at = job.encoded.size();
-        codec.EncodeFrame(f.header, f.raw, &job.encoded);
+        codec.EncodeFrame(f.header, f.table, f.raw, &job.encoded);
       }
     }
     lk.lock();
@@ -549,8 +615,8 @@ Status LogWriter::Place(const Job& job) {
         base + (i + 1 < job.frames.size() ? job.frames[i + 1].encoded_at
                                           : job.encoded.size());
     if (!seg_has_commit_) {
-      seg_first_lsn_ = f.header.commit_lsn;
-      seg_first_time_ = f.header.commit_time;
+      seg_first_lsn_ = f.first_lsn;
+      seg_first_time_ = f.first_time;
       seg_has_commit_ = true;
     }
     seg_last_lsn_ = f.header.commit_lsn;

@@ -53,6 +53,15 @@ struct WriterOptions {
   size_t batch_bytes = 64u << 10;        // small frames travel together
   int compress_threads = 2;              // frames compressed in parallel
   int zstd_level = 1;
+  // Small transactions committed one after another share a grouped frame
+  // (see frame.h) of up to this many raw bytes; it is closed when the
+  // caller asks for a write or a sync, so followers see each transaction
+  // as soon as before.
+  size_t group_bytes = 64u << 10;
+  // The frame format written: kFormatVersion, or kFormatVersion1 (one
+  // transaction per frame, as earlier releases wrote; for tests and
+  // benches that need such a log).
+  int format_version = kFormatVersion;
   // The fdatasync of a segment (SyncFile unless set). Tests inject disk
   // errors here.
   std::function<Status(int fd, const std::string& path)> sync_file;
@@ -145,8 +154,11 @@ class LogWriter {
  private:
   struct Frame {
     FrameHeader header;
+    std::string table;  // grouped frames: the transaction table
     std::string raw;
     bool first_of_txn = false;
+    Lsn first_lsn = 0;  // of its first transaction (TXN_END frames)
+    int64_t first_time = 0;
     size_t encoded_at = 0;  // offset of its bytes in Job::encoded
   };
   // A batch of frames (many small transactions travel together), a request
@@ -171,6 +183,10 @@ class LogWriter {
   // Bookkeeping of an event about to join the frame being gathered.
   Status StartEvent();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
+  // Hands the whole transactions gathered in frame_raw_ to the batch as
+  // one grouped frame; what follows them (the open transaction's events)
+  // stays.
+  Status FlushGroup();
   Status Push(Job job);
   Status PushBatch();
   Status Failed();
@@ -218,6 +234,11 @@ class LogWriter {
   uint64_t txn_first_seq_ = 0;
   uint64_t txn_events_ = 0;
   uint64_t txn_frames_ = 0;  // frames of the open txn handed to the worker
+  // Whole transactions at the start of frame_raw_, waiting for FlushGroup.
+  std::vector<TxnEntry> group_;
+  size_t group_bytes_ = 0;  // bytes of frame_raw_ they hold
+  uint32_t group_events_ = 0;
+  uint64_t group_first_seq_ = 0;
   Lsn last_lsn_ = 0;
   bool has_commit_ = false;
   SourcePosition position_;
