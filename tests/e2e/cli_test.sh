@@ -197,7 +197,7 @@ fi
 
 # Disk full: a small tmpfs where we may mount one; else a file size limit.
 mkdir "$T/small"
-if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+if mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
   at_exit "umount '$T/small'"
   gen_events 1 3000 > "$T/big"
   expect_exit 74 cdc-log import --log "$T/small/log" < "$T/big"
