@@ -97,14 +97,14 @@ struct Fixture {
 TEST_CASE("insert: key from the new row, after the row", "[pg]") {
   Fixture f;
   f.Start();
-  f.Ok(Insert{0, kOrders, {T("7"), T("new"), T("12.50"), N()}});
+  f.Ok(Insert{kOrders, {T("7"), T("new"), T("12.50"), N()}});
   CHECK(f.Only() == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
                             R"("key":{"id":7},"before":null,)"
                             R"("after":{"id":7,"status":"new","total":"12.50",)"
                             R"("doc":null}})");
   // A relation without identity columns has a null key; binary values
   // are base64.
-  f.Ok(Insert{0, kItems, {{TupleColumn::Kind::kBinary, "\xff"}}});
+  f.Ok(Insert{kItems, {{TupleColumn::Kind::kBinary, "\xff"}}});
   CHECK(f.Only() == kHead +
                         R"(,"op":"c","schema":"shop","table":"items",)"
                         R"("key":null,"before":null,"after":{"name":"/w=="}})");
@@ -117,7 +117,7 @@ TEST_CASE("update under DEFAULT: unchanged TOAST is listed, not invented",
           "[pg]") {
   Fixture f;
   f.Start();
-  f.Ok(Update{0, kOrders, 0, {}, {T("7"), T("paid"), T("12.50"), U()}});
+  f.Ok(Update{kOrders, 0, {}, {T("7"), T("paid"), T("12.50"), U()}});
   CHECK(f.Only() == kHead +
                         R"(,"op":"u","schema":"public","table":"orders",)"
                         R"("key":{"id":7},"before":null,)"
@@ -129,8 +129,7 @@ TEST_CASE("update under FULL: before is the old row, TOAST filled from it",
           "[pg]") {
   Fixture f;
   f.Start(/*full=*/true);
-  f.Ok(Update{0,
-              kOrders,
+  f.Ok(Update{kOrders,
               'O',
               {T("7"), T("new"), T("12.50"), T("big doc")},
               {T("7"), T("paid"), T("12.50"), U()}});
@@ -150,7 +149,7 @@ TEST_CASE("update with a key change: key from the K tuple, before null",
   f.Start();
   // In a K tuple the non-key columns come as 'n': "not sent", left out.
   f.Ok(Update{
-      0, kOrders, 'K', {T("7"), N(), N(), N()}, {T("8"), T("paid"), N(), U()}});
+      kOrders, 'K', {T("7"), N(), N(), N()}, {T("8"), T("paid"), N(), U()}});
   CHECK(f.Only() == kHead + R"(,"op":"u","schema":"public","table":"orders",)"
                             R"("key":{"id":7},"before":null,)"
                             R"("after":{"id":8,"status":"paid","total":null},)"
@@ -160,13 +159,13 @@ TEST_CASE("update with a key change: key from the K tuple, before null",
 TEST_CASE("delete: key from the old tuple, before only under FULL", "[pg]") {
   Fixture f;
   f.Start();
-  f.Ok(Delete{0, kOrders, 'K', {T("7"), N(), N(), N()}});
+  f.Ok(Delete{kOrders, 'K', {T("7"), N(), N(), N()}});
   CHECK(f.Only() == kHead + R"(,"op":"d","schema":"public","table":"orders",)"
                             R"("key":{"id":7},"before":null,"after":null})");
 
   Fixture full;
   full.Start(/*full=*/true);
-  full.Ok(Delete{0, kOrders, 'O', {T("7"), T("paid"), N(), T("d")}});
+  full.Ok(Delete{kOrders, 'O', {T("7"), T("paid"), N(), T("d")}});
   const std::string old_row =
       R"({"id":7,"status":"paid","total":null,"doc":"d"})";
   CHECK(full.Only() == kHead +
@@ -179,7 +178,7 @@ TEST_CASE("delete: key from the old tuple, before only under FULL", "[pg]") {
 TEST_CASE("truncate: one event per relation with its options", "[pg]") {
   Fixture f;
   f.Start();
-  f.Ok(Truncate{0, Truncate::kCascade, {kOrders, kItems}});
+  f.Ok(Truncate{Truncate::kCascade, {kOrders, kItems}});
   REQUIRE(f.events.size() == 2);
   CHECK(f.events[0] == kHead +
                            R"(,"op":"t","schema":"public","table":"orders",)"
@@ -192,7 +191,7 @@ TEST_CASE("truncate: one event per relation with its options", "[pg]") {
                                R"("restart_identity":false}})");
   f.events.clear();
   // One unknown relation: nothing at all for this message.
-  CHECK(f.Err(Truncate{0, Truncate::kRestartIdentity, {kOrders, 1}}) ==
+  CHECK(f.Err(Truncate{Truncate::kRestartIdentity, {kOrders, 1}}) ==
         "pgoutput Truncate for relation OID 1 that no Relation message "
         "described");
 }
@@ -200,19 +199,19 @@ TEST_CASE("truncate: one event per relation with its options", "[pg]") {
 TEST_CASE("logical decoding messages", "[pg]") {
   Fixture f;
   f.Start();
-  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 0x1634F00, "app",
+  f.Ok(LogicalMessage{LogicalMessage::kTransactional, 0x1634F00, "app",
                       "hello \"x\""});
   CHECK(f.Only() == kHead + R"(,"op":"m","prefix":"app",)"
                             R"("content":"hello \"x\"","transactional":true})");
   f.Ok(Commit{0, kCommitLsn, kCommitLsn + 0x30, kCommit});
   // Non-transactional: outside any transaction, its own LSN, xid 0 and the
   // clock's time; content that is not UTF-8 goes as base64.
-  f.Ok(LogicalMessage{0, 0, 0x1700000, "app", std::string("\xff\x00", 2)});
+  f.Ok(LogicalMessage{0, 0x1700000, "app", std::string("\xff\x00", 2)});
   CHECK(f.Only() ==
         R"({"lsn":"0/1700000","xid":0,"ts":"2026-11-29T07:41:03.123456Z",)"
         R"("op":"m","prefix":"app","content":"/wA=",)"
         R"("content_encoding":"base64","transactional":false})");
-  CHECK(f.Err(LogicalMessage{0, 1, 1, "app", "x"}) ==
+  CHECK(f.Err(LogicalMessage{1, 1, "app", "x"}) ==
         "pgoutput Message message outside a transaction");
 }
 
@@ -236,7 +235,7 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
   f.Ok(added);
   CHECK(f.events.empty());
   // The cache follows the new shape.
-  f.Ok(Insert{0, kOrders, {T("1"), N(), N(), N(), T("n")}});
+  f.Ok(Insert{kOrders, {T("1"), N(), N(), N(), T("n")}});
   CHECK(f.Only().find(R"("note":"n")") != std::string::npos);
 
   Relation retyped = added;
@@ -270,36 +269,31 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
 
 TEST_CASE("messages out of place and bad values are errors", "[pg]") {
   Fixture f;
-  CHECK(f.Err(Insert{0, kOrders, {}}) ==
+  CHECK(f.Err(Insert{kOrders, {}}) ==
         "pgoutput Insert message outside a transaction");
   CHECK(f.Err(Commit{}) == "pgoutput Commit message outside a transaction");
   f.Start();
   CHECK(f.Err(Begin{1, 2, 751}) ==
         "pgoutput Begin of xid 751 inside transaction 750");
-  CHECK(f.Err(Insert{0, 999, {}}) ==
+  CHECK(f.Err(Insert{999, {}}) ==
         "pgoutput Insert for relation OID 999 that no Relation message "
         "described");
-  CHECK(f.Err(Update{0, kOrders, 'K', {T("1")}, {T("1"), N(), N(), N()}}) ==
+  CHECK(f.Err(Update{kOrders, 'K', {T("1")}, {T("1"), N(), N(), N()}}) ==
         "pgoutput Update for public.orders has 1 columns but its Relation "
         "message has 4");
-  CHECK(f.Err(Insert{0, kOrders, {T("x"), N(), N(), N()}}) ==
+  CHECK(f.Err(Insert{kOrders, {T("x"), N(), N(), N()}}) ==
         "column \"id\" of public.orders: invalid int4 value \"x\"");
-  CHECK(f.Err(Delete{0, kOrders, 'K', {T("1"), N(), N()}}) ==
+  CHECK(f.Err(Delete{kOrders, 'K', {T("1"), N(), N()}}) ==
         "pgoutput Delete for public.orders has 3 columns but its Relation "
         "message has 4");
-  Status s = f.builder.Apply(StreamStart{900, true}, &f.events);
-  CHECK(s.code() == Code::kInternal);
-  CHECK(s.message() ==
-        "pgoutput stream message 'S' passed to the event builder (streamed "
-        "transactions are replayed by the caller)");
 }
 
-TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
+TEST_CASE("decoded bytes to events, and a snapshot read of the same row",
           "[pg]") {
   EventBuilder builder(nullptr, [] { return kClock; });
   EventLines events;
-  auto feed = [&](const Wire& w, bool in_stream) {
-    auto m = DecodeMessage(w.data(), 0x1634E00, in_stream);
+  auto feed = [&](const Wire& w) {
+    auto m = DecodeMessage(w.data(), 0x1634E00);
     INFO(m.status().ToString());
     REQUIRE(m.ok());
     Status s = builder.Apply(*m, &events);
@@ -307,7 +301,7 @@ TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
     REQUIRE(s.ok());
   };
   const int64_t pg_time = kCommit - kPostgresEpochOffsetMicros;
-  feed(Wire('B').U64(kCommitLsn).U64(pg_time).U32(750), false);
+  feed(Wire('B').U64(kCommitLsn).U64(pg_time).U32(750));
   feed(Wire('R')
            .U32(kOrders)
            .Str("public")
@@ -321,13 +315,10 @@ TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
            .U8(0)
            .Str("tags")
            .U32(1009)
-           .I32(-1),
-       false);
-  feed(
-      Wire('I').U32(kOrders).U8('N').I16(2).Text("7").Text(R"({a,"b c",NULL})"),
-      false);
-  feed(Wire('C').U8(0).U64(kCommitLsn).U64(kCommitLsn + 0x30).U64(pg_time),
-       false);
+           .I32(-1));
+  feed(Wire('I').U32(kOrders).U8('N').I16(2).Text("7").Text(
+      R"({a,"b c",NULL})"));
+  feed(Wire('C').U8(0).U64(kCommitLsn).U64(kCommitLsn + 0x30).U64(pg_time));
   REQUIRE(events.size() == 1);
   CHECK(events[0] == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
                              R"("key":{"id":7},"before":null,)"
@@ -336,20 +327,26 @@ TEST_CASE("decoded bytes to events, and a streamed transaction's replay",
   auto parsed = nlohmann::json::parse(events[0]);
   CHECK(parsed["after"]["tags"][2].is_null());
 
-  // Stream Commit arrived for xid 900: the caller replays what it buffered
-  // (decoded with in_stream, so with subtransaction xids) under the top-level
-  // transaction's commit LSN, xid and time.
+  // A snapshot copied the same row (COPY's text form is pgoutput's): the
+  // same rendering under op r, in the snapshot's own transaction.
   events.clear();
-  builder.BeginTransaction(0x2000, 900, kCommit);
+  builder.BeginTransaction(0x2000, 0, kCommit);
   CHECK(builder.in_transaction());
-  feed(Wire('I').U32(901).U32(kOrders).U8('N').I16(2).Text("8").Null(), true);
+  REQUIRE(builder
+              .ApplySnapshotRead(
+                  Insert{kOrders, {T("7"), T(R"({a,"b c",NULL})")}}, &events)
+              .ok());
+  CHECK(builder.ApplySnapshotRead(Insert{kOrders, {T("x"), N()}}, &events)
+            .message() ==
+        "column \"id\" of public.orders: invalid int4 value "
+        "\"x\"");
   builder.EndTransaction();
   CHECK_FALSE(builder.in_transaction());
   REQUIRE(events.size() == 1);
   CHECK(events[0] ==
-        R"({"lsn":"0/2000","xid":900,"ts":"2026-11-29T07:41:02.123456Z",)"
-        R"("op":"c","schema":"public","table":"orders","key":{"id":8},)"
-        R"("before":null,"after":{"id":8,"tags":null}})");
+        R"({"lsn":"0/2000","xid":0,"ts":"2026-11-29T07:41:02.123456Z",)"
+        R"("op":"r","schema":"public","table":"orders","key":{"id":7},)"
+        R"("before":null,"after":{"id":7,"tags":["a","b c",null]}})");
 }
 
 // docs (id int4 key, "d/o~c" jsonb, arr jsonb[]), REPLICA IDENTITY FULL
@@ -370,21 +367,20 @@ TEST_CASE("JSON nulls are named by pointer, apart from SQL NULLs", "[pg]") {
   Fixture f;
   f.Start();
   f.Ok(Docs(false));
-  f.Ok(Insert{0, 16500, {T("1"), T("null"), T(R"({NULL,"null"})")}});
+  f.Ok(Insert{16500, {T("1"), T("null"), T(R"({NULL,"null"})")}});
   CHECK(f.Only() == kHead +
                         R"(,"op":"c","schema":"public","table":"docs",)"
                         R"("key":{"id":1},"before":null,)"
                         R"("after":{"id":1,"d/o~c":null,"arr":[null,null]},)"
                         R"("json_null":["/after/d~1o~0c","/after/arr/1"]})");
   // SQL NULLs only: no "json_null" at all, and nothing carried over.
-  f.Ok(Insert{0, 16500, {T("2"), N(), T("{NULL}")}});
+  f.Ok(Insert{16500, {T("2"), N(), T("{NULL}")}});
   CHECK(f.Only().find("json_null") == std::string::npos);
   // Under FULL, key, before and after each say where theirs are.
   Relation full = Docs(true);
   f.Ok(full);
   f.events.clear();  // the identity change
-  f.Ok(Update{0,
-              16500,
+  f.Ok(Update{16500,
               'O',
               {T("1"), T("null"), N()},
               {T("1"), T("{}"), T(R"({"null"})")}});
@@ -394,7 +390,7 @@ TEST_CASE("JSON nulls are named by pointer, apart from SQL NULLs", "[pg]") {
                             R"("after":{"id":1,"d/o~c":{},"arr":[null]},)"
                             R"("json_null":["/key/d~1o~0c","/before/d~1o~0c",)"
                             R"("/after/arr/0"]})");
-  f.Ok(Delete{0, 16500, 'O', {T("1"), T("null"), N()}});
+  f.Ok(Delete{16500, 'O', {T("1"), T("null"), N()}});
   CHECK(f.Only().find(R"(,"after":null,"json_null":["/key/d~1o~0c",)"
                       R"("/before/d~1o~0c"]})") != std::string::npos);
 }
@@ -405,7 +401,7 @@ TEST_CASE("message content is read in the server's encoding", "[pg]") {
   REQUIRE(latin1.SetEncoding("LATIN1").ok());
   f.builder.SetServerText(&latin1);
   f.Start();
-  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 1, "pr\xc3\xa9",
+  f.Ok(LogicalMessage{LogicalMessage::kTransactional, 1, "pr\xc3\xa9",
                       "caf\xe9 \xff"});
   CHECK(f.Only() == kHead + R"(,"op":"m","prefix":"pré",)"
                             R"("content":"café ÿ","transactional":true})");
@@ -413,7 +409,7 @@ TEST_CASE("message content is read in the server's encoding", "[pg]") {
   ServerText euc;
   REQUIRE(euc.SetEncoding("EUC_JP").ok());
   f.builder.SetServerText(&euc);
-  f.Ok(LogicalMessage{0, LogicalMessage::kTransactional, 1, "p", "\xff\xff"});
+  f.Ok(LogicalMessage{LogicalMessage::kTransactional, 1, "p", "\xff\xff"});
   CHECK(f.Only().find(R"("content":"//8=","content_encoding":"base64")") !=
         std::string::npos);
   ServerText utf8;

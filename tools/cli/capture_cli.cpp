@@ -31,10 +31,6 @@ Status Finish(Options* o, const Flags& f) {
   if (!has_password.ok()) return has_password.status();
   if (o->snapshot != "never" && o->snapshot != "initial")
     return Status::Usage("--snapshot must be initial or never");
-  if (o->snapshot == "initial")
-    return Status::Usage(
-        "--snapshot initial is not available in this version; copy existing "
-        "rows separately and use --snapshot never");
   std::stringstream ss(f.tables);
   for (std::string t; std::getline(ss, t, ',');)
     if (!t.empty()) o->tables.push_back(t);
@@ -80,7 +76,10 @@ int RunCli(int argc, char** argv) {
                  "Tables for a publication we create, e.g. public.a,b "
                  "(default: all tables)")
       ->type_name("LIST");
-  app.add_option("--snapshot", o.snapshot, "initial|never")
+  app.add_option("--snapshot", o.snapshot,
+                 "initial: copy the published tables' rows first when "
+                 "capture creates the slot for an empty log; never: only "
+                 "changes")
       ->capture_default_str();
   app.add_flag("--exit-when-idle", o.exit_when_idle,
                "Exit 0 once everything PostgreSQL had at start is in the log");

@@ -12,6 +12,7 @@
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/capture/metrics.h"
+#include "cdc/capture/snapshot.h"
 #include "cdc/capture/source.h"
 #include "cdc/cli/cli.h"
 #include "cdc/cli/notify.h"
@@ -20,12 +21,12 @@
 #include "cdc/pg/conn.h"
 #include "cdc/pg/event_builder.h"
 #include "cdc/pg/pgoutput.h"
+#include "cdc/pg/replication.h"
 
 namespace cdc::capture {
 
 namespace {
 
-constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
 constexpr int64_t kPositionFrameEveryUs = 1000000;  // keepalive positions
 constexpr int64_t kHousekeepingEveryUs = 1000000;
 // A new durable position is acknowledged within this (the status interval
@@ -42,12 +43,6 @@ constexpr int64_t kWriteDelayUs = 2000;
 // writer for each one).
 constexpr int64_t kIdleWriteGapUs = 1000;
 constexpr int64_t kRetentionEveryUs = 10000000;
-
-uint64_t BE64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
 
 void Say(const Options& o, const std::string& msg) {
   if (!o.quiet) LogInfo(msg);
@@ -66,7 +61,13 @@ class Capture {
   Status Run();
 
  private:
-  Status Session(pg::Connection& conn);  // one connection's worth
+  // One connection's worth, in phases: Prepare (the source, the slot),
+  // Snapshot (when the slot was created for one), Stream.
+  Status Session(pg::Connection& conn);
+  Result<SlotState> Prepare(pg::Connection& conn);
+  // Sets *stopped when a stop was requested before it completed.
+  Status Snapshot(SlotState& slot, bool* stopped);
+  Status Stream(pg::Connection& conn, const SlotState& slot);
   Status Handle(pg::Connection& conn, std::string_view msg);
   Status HandleXLogData(pg::Connection& conn, std::string_view msg);
   void NoteType(const pg::Type& t);
@@ -182,16 +183,16 @@ void Capture::NoteGeneratedColumns(pg::Oid rel_oid) {
 }
 
 Status Capture::HandleXLogData(pg::Connection& conn, std::string_view msg) {
-  if (msg.size() < 25) return Status::BadInput("short XLogData message");
-  const Lsn start = BE64(msg.data() + 1);
+  CDC_ASSIGN_OR_RETURN(pg::XLogData x, pg::ParseXLogData(msg));
+  const Lsn start = x.start;
   received_ = std::max(received_, start);
-  std::string_view payload = msg.substr(25);
+  std::string_view payload = x.payload;
   // A row change always yields an event: a large one the writer holds is
   // not the transaction's last, and can go before this one is decoded.
   if (in_txn_ && !skip_txn_ && !payload.empty() &&
       (payload[0] == 'I' || payload[0] == 'U' || payload[0] == 'D'))
     CDC_RETURN_IF_ERROR(w_->EventFollows());
-  CDC_ASSIGN_OR_RETURN(pg::Message m, pg::DecodeMessage(payload, start, false));
+  CDC_ASSIGN_OR_RETURN(pg::Message m, pg::DecodeMessage(payload, start));
   // Decoding copied what it needs: a large message is not held twice while
   // it is rendered.
   conn.ReleaseCopy();
@@ -248,9 +249,9 @@ Status Capture::RecordPosition(Lsn wal_end, int64_t now) {
 }
 
 Status Capture::HandleKeepalive(pg::Connection& conn, std::string_view msg) {
-  if (msg.size() < 18) return Status::BadInput("short keepalive message");
-  const Lsn wal_end = BE64(msg.data() + 1);
-  const bool reply = msg[17] != 0;
+  CDC_ASSIGN_OR_RETURN(pg::Keepalive k, pg::ParseKeepalive(msg));
+  const Lsn wal_end = k.wal_end;
+  const bool reply = k.reply_requested;
   m_.server_wal_end = std::max(m_.server_wal_end, wal_end);
   const int64_t now = MonoMicros();
   if (!in_txn_ && (now - last_position_frame_ >= kPositionFrameEveryUs ||
@@ -323,9 +324,14 @@ void Capture::Housekeeping(int64_t now) {
     Status s = WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats());
     if (!s.ok()) Warn("metrics: " + s.message());
   }
-  notify_.SetStatus((m_.paused ? "paused (disk); " : "streaming; ") +
-                    std::to_string(m_.events) + " events, durable at " +
-                    FormatLsn(m_.durable_lsn));
+  if (m_.snapshot_running)
+    notify_.SetStatus("initial snapshot: " + std::to_string(m_.snapshot_rows) +
+                      " rows, " + std::to_string(m_.snapshot_tables_done) +
+                      " of " + std::to_string(m_.snapshot_tables) + " tables");
+  else
+    notify_.SetStatus((m_.paused ? "paused (disk); " : "streaming; ") +
+                      std::to_string(m_.events) + " events, durable at " +
+                      FormatLsn(m_.durable_lsn));
   notify_.MaybePingWatchdog(now);
 }
 
@@ -371,13 +377,56 @@ Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
 }
 
 Status Capture::Session(pg::Connection& conn) {
-  CDC_ASSIGN_OR_RETURN(SlotState slot, PrepareSource(conn, o_, *w_));
+  CDC_ASSIGN_OR_RETURN(SlotState slot, Prepare(conn));
+  if (slot.snapshot) {
+    bool stopped = false;
+    CDC_RETURN_IF_ERROR(Snapshot(slot, &stopped));
+    if (stopped) return Status::OK();
+  }
+  return Stream(conn, slot);
+}
+
+Result<SlotState> Capture::Prepare(pg::Connection& conn) {
+  // Before the slot: a slot made for a snapshot must be the connection's
+  // last command until the snapshot has been copied.
   CDC_RETURN_IF_ERROR(LoadTypeCatalog(conn, &catalog_));
-  resume_ = w_->position();
   if (server_text_.encoding() != conn.ServerEncoding()) {
     Status e = server_text_.SetEncoding(conn.ServerEncoding());
     if (!e.ok()) Warn(e.message() + "; message content is not converted");
   }
+  return PrepareSource(conn, o_, *w_);
+}
+
+Status Capture::Snapshot(SlotState& slot, bool* stopped) {
+  if (!ready_sent_) {
+    notify_.Ready();  // alive and working; the watchdog is fed meanwhile
+    ready_sent_ = true;
+  }
+  SnapshotInput in;
+  in.snapshot_name = slot.snapshot_name;
+  in.consistent_point = slot.confirmed_flush;
+  in.catalog = &catalog_;
+  in.server_text = &server_text_;
+  in.tick = [this] {
+    const int64_t now = MonoMicros();
+    if (now < next_housekeeping_) return;
+    next_housekeeping_ = now + kHousekeepingEveryUs;
+    Housekeeping(now);
+  };
+  CDC_ASSIGN_OR_RETURN(SnapshotResult r, TakeInitialSnapshot(o_, in, *w_, &m_));
+  if (r.stopped) {
+    *stopped = true;
+    return Status::OK();
+  }
+  // Durable before the marker goes: from here a restart streams on.
+  CDC_RETURN_IF_ERROR(w_->Sync());
+  CDC_RETURN_IF_ERROR(RemoveSnapshotMarker(o_.log));
+  slot.server_lsn = std::max(slot.server_lsn, r.server_lsn);
+  return Status::OK();
+}
+
+Status Capture::Stream(pg::Connection& conn, const SlotState& slot) {
+  resume_ = w_->position();
   idle_target_ = slot.server_lsn;
   // PostgreSQL skips commits below the start position as if acknowledged.
   const Lsn start = resume_.FlushLsn();

@@ -53,6 +53,21 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
   Line(&o, "cdc_capture_paused", "gauge",
        "1 while reading is paused because free disk is below the floor.",
        m.paused ? 1 : 0);
+  Line(&o, "cdc_capture_snapshot_running", "gauge",
+       "1 while the initial snapshot copies tables.",
+       m.snapshot_running ? 1 : 0);
+  Line(&o, "cdc_capture_snapshot_tables", "gauge",
+       "Tables the initial snapshot copies.",
+       static_cast<double>(m.snapshot_tables));
+  Line(&o, "cdc_capture_snapshot_tables_done", "gauge",
+       "Tables the initial snapshot has copied completely.",
+       static_cast<double>(m.snapshot_tables_done));
+  Line(&o, "cdc_capture_snapshot_rows_total", "counter",
+       "Rows the initial snapshot has copied.",
+       static_cast<double>(m.snapshot_rows));
+  Line(&o, "cdc_capture_snapshot_rows_estimate", "gauge",
+       "Rows the initial snapshot expects (pg_class.reltuples).",
+       static_cast<double>(m.snapshot_rows_estimate));
   o += "# HELP cdc_capture_fsync_seconds fsync latency of the log.\n"
        "# TYPE cdc_capture_fsync_seconds histogram\n";
   uint64_t cum = 0;

@@ -22,6 +22,12 @@ struct Metrics {
   Lsn server_wal_end = 0;
   int64_t last_commit_time_us = 0;  // of the last transaction written
   bool paused = false;              // free-disk floor reached
+  // The initial snapshot (all zero when none was taken by this run).
+  bool snapshot_running = false;
+  uint64_t snapshot_tables = 0;         // published tables to copy
+  uint64_t snapshot_tables_done = 0;    // copied completely
+  uint64_t snapshot_rows = 0;           // rows copied so far
+  uint64_t snapshot_rows_estimate = 0;  // pg_class.reltuples, all tables
 };
 
 // Prometheus text exposition of `m` and the writer's fsync histogram.

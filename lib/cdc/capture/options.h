@@ -14,8 +14,8 @@ struct Options {
   std::string dsn;
   std::string slot = "cdc";
   std::string publication = "cdc";
-  std::vector<std::string> tables;  // for a publication we create
-  std::string snapshot = "never";
+  std::vector<std::string> tables;   // for a publication we create
+  std::string snapshot = "initial";  // when capture creates the slot
   bool exit_when_idle = false;
   bool accept_gap = false;
   bool failover = false;  // the slot is synchronized to standbys (17+)

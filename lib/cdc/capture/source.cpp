@@ -1,6 +1,7 @@
 #include "cdc/capture/source.h"
 
 #include "cdc/base/logging.h"
+#include "cdc/capture/snapshot.h"
 #include "cdc/log/log_dir.h"
 
 namespace cdc::capture {
@@ -102,6 +103,44 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
   }
   CDC_RETURN_IF_ERROR(EnsurePublication(conn, o));
 
+  // An initial snapshot goes only into a log that holds nothing yet.
+  const bool log_empty = !writer.position().valid && writer.next_seq() == 1;
+  bool redo = false;
+  auto marked = ReadSnapshotMarker(o.log);
+  if (marked.ok() && !log_empty) {
+    // The snapshot was committed; only removing the marker was cut short.
+    CDC_RETURN_IF_ERROR(RemoveSnapshotMarker(o.log));
+  } else if (marked.ok()) {
+    // Cut short: its exported snapshot died with the run, and nothing of
+    // it is in the log (it is one transaction), so it starts over on a
+    // fresh slot. WAIT: the walsender of the killed run may still be
+    // letting go of the slot.
+    redo = true;
+    if (*marked != o.slot)
+      return Status::Config("log " + o.log +
+                            " holds an initial snapshot cut short that was "
+                            "taken for slot " +
+                            *marked + ", not " + o.slot + " (use --slot " +
+                            *marked + ")");
+    LogWarning(
+        "the initial snapshot of an earlier run did not complete; "
+        "taking it again on a new slot " +
+        o.slot);
+    CDC_ASSIGN_OR_RETURN(
+        pg::PgResult old,
+        conn.Exec("SELECT 1 FROM pg_replication_slots WHERE slot_name = " +
+                  conn.QuoteLiteral(o.slot)));
+    if (old.rows() > 0) {
+      auto dropped = conn.Exec("DROP_REPLICATION_SLOT " +
+                               conn.QuoteIdent(o.slot) + " WAIT");
+      if (!dropped.ok())
+        return dropped.status().Annotate("cannot drop replication slot " +
+                                         o.slot + " of the snapshot cut short");
+    }
+  } else if (marked.status().code() != Code::kNotFound) {
+    return marked.status();
+  }
+
   SlotState st;
   CDC_ASSIGN_OR_RETURN(
       pg::PgResult slot,
@@ -111,12 +150,19 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
                 " FROM pg_replication_slots WHERE slot_name = " +
                 conn.QuoteLiteral(o.slot)));
   if (slot.rows() == 0) {
+    st.snapshot = o.snapshot == "initial" && log_empty;
+    if (st.snapshot) CDC_RETURN_IF_ERROR(WriteSnapshotMarker(o.log, o.slot));
+    std::string how;
+    if (o.failover)
+      how = st.snapshot ? " LOGICAL pgoutput (SNAPSHOT 'export', FAILOVER true)"
+                        : " LOGICAL pgoutput (SNAPSHOT 'nothing', FAILOVER "
+                          "true)";
+    else
+      how = st.snapshot ? " LOGICAL pgoutput EXPORT_SNAPSHOT"
+                        : " LOGICAL pgoutput NOEXPORT_SNAPSHOT";
     CDC_ASSIGN_OR_RETURN(
         pg::PgResult made,
-        conn.Exec("CREATE_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) +
-                  (o.failover ? " LOGICAL pgoutput (SNAPSHOT 'nothing', "
-                                "FAILOVER true)"
-                              : " LOGICAL pgoutput NOEXPORT_SNAPSHOT")));
+        conn.Exec("CREATE_REPLICATION_SLOT " + conn.QuoteIdent(o.slot) + how));
     st.created = true;
     CDC_ASSIGN_OR_RETURN(
         st.confirmed_flush,
@@ -125,12 +171,26 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
       LogInfo(std::string("created ") + (o.failover ? "failover " : "") +
               "replication slot " + o.slot + " at " +
               FormatLsn(st.confirmed_flush));
+    if (st.snapshot) {
+      // The exported snapshot lives until this connection runs another
+      // command: the snapshot phase finds the server's position.
+      st.snapshot_name = made.get(0, 2);
+      st.server_lsn = st.confirmed_flush;
+      if (st.snapshot_name.empty())
+        return Status::BadInput(
+            "unexpected reply from PostgreSQL: CREATE_REPLICATION_SLOT "
+            "exported no snapshot");
+      return st;  // an empty log: no gap to check
+    }
     CDC_ASSIGN_OR_RETURN(pg::PgResult now,
                          conn.Exec("SELECT pg_current_wal_flush_lsn()"));
     CDC_ASSIGN_OR_RETURN(
         st.server_lsn,
         pg::ParseReplyLsn(now.get(0, 0), "pg_current_wal_flush_lsn()"));
   } else {
+    if (redo)
+      return Status::Internal("replication slot " + o.slot +
+                              " still exists after it was dropped");
     if (slot.get(0, 0) != "pgoutput" || slot.get(0, 1) != sys.dbname)
       return Status::Config("replication slot " + o.slot + " uses plugin " +
                             slot.get(0, 0) + " on database " + slot.get(0, 1) +

@@ -20,12 +20,21 @@ struct SlotState {
   bool created = false;  // we created it just now
   Lsn confirmed_flush = 0;
   Lsn server_lsn = 0;  // pg_current_wal_lsn() when we connected
+  // An initial snapshot is to be taken: the slot was created just now with
+  // this exported snapshot, and the replication connection must stay idle
+  // until it has been copied.
+  bool snapshot = false;
+  std::string snapshot_name;
 };
 
 // Checks (and on first use records) the log's source identity, ensures the
 // publication and slot exist, and refuses a gap between the log and the
 // slot unless opts.accept_gap. Config for another source's log or a slot of
 // another plugin or database; Gap (exit 11) with the operator's options.
+// With opts.snapshot "initial" and a log that holds nothing, a slot it
+// creates exports its snapshot (the last command on `conn`); a snapshot
+// marker left by a run cut short (see snapshot.h) makes it drop the slot
+// that marker names and start over.
 Result<SlotState> PrepareSource(pg::Connection& conn, const Options& opts,
                                 log::LogWriter& writer);
 

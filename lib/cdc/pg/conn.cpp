@@ -7,13 +7,11 @@
 
 #include "cdc/base/coding.h"
 #include "cdc/base/time.h"
+#include "cdc/pg/replication.h"
 
 namespace cdc::pg {
 
 namespace {
-
-// µs between the Unix epoch and PostgreSQL's (2000-01-01).
-constexpr int64_t kPgEpochOffsetUs = 946684800000000LL;
 
 // libpq's messages span lines ("...failed: ...\n\tIs the server running
 // ...?\n"); an error here is one line, with each run of whitespace one space.
@@ -28,13 +26,6 @@ std::string OneLine(const char* msg) {
   }
   if (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
-}
-
-void PutBE64(char* p, uint64_t v) {
-  for (int i = 7; i >= 0; --i) {
-    p[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
 }
 
 // Server errors that retrying cannot fix are configuration or permission
@@ -329,18 +320,62 @@ Result<int> Connection::ReadCopy(std::string_view* msg) {
 }
 
 Status Connection::SendStatus(Lsn write, Lsn flush, bool reply_requested) {
-  char msg[34];
-  msg[0] = 'r';
-  PutBE64(msg + 1, write);
-  PutBE64(msg + 9, flush);
-  PutBE64(msg + 17, flush);  // apply: we apply when we flush
-  PutBE64(msg + 25, static_cast<uint64_t>(NowMicros() - kPgEpochOffsetUs));
-  msg[33] = reply_requested ? 1 : 0;
-  if (PQputCopyData(conn_, msg, sizeof msg) <= 0 || PQflush(conn_) < 0) {
+  // apply: we apply when we flush
+  const std::string msg = EncodeStandbyStatus(
+      StandbyStatus{write, flush, flush, NowMicros(), reply_requested});
+  if (PQputCopyData(conn_, msg.data(), static_cast<int>(msg.size())) <= 0 ||
+      PQflush(conn_) < 0) {
     streaming_ = false;  // reported once, here; no further status is tried
     return Error("cannot send status to PostgreSQL");
   }
   return Status::OK();
+}
+
+Status Connection::CopyOut(
+    const std::string& sql,
+    const std::function<Status(std::string_view row)>& on_row) {
+  pg_result* raw = PQexec(conn_, sql.c_str());
+  PgResult r(raw);
+  if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_OUT) {
+    const char* code =
+        raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+    return ClassifySqlState(code, Error("COPY failed"));
+  }
+  Status failed;
+  for (;;) {
+    char* buf = nullptr;
+    const int n = PQgetCopyData(conn_, &buf, /*async=*/0);
+    if (n > 0) {
+      // One row at a time: libpq hands over each CopyData as it arrives,
+      // so memory holds a row, never the table.
+      if (failed.ok())
+        failed = on_row(std::string_view(buf, static_cast<size_t>(n)));
+      PQfreemem(buf);
+      if (!failed.ok()) {
+        // Ask the server to stop sending; what is in flight is read and
+        // dropped so the connection stays usable.
+        if (PGcancel* c = PQgetCancel(conn_)) {
+          char err[256];
+          PQcancel(c, err, sizeof err);
+          PQfreeCancel(c);
+        }
+      }
+      continue;
+    }
+    if (n == -1) break;
+    return Error("COPY");  // -2: the connection failed
+  }
+  // The command's own result says whether the copy completed.
+  for (pg_result* end; (end = PQgetResult(conn_)) != nullptr;) {
+    PgResult e(end);
+    if (failed.ok() && PQresultStatus(end) != PGRES_COMMAND_OK) {
+      const char* code = PQresultErrorField(end, PG_DIAG_SQLSTATE);
+      failed = ClassifySqlState(
+          code, Status::Unavailable("COPY failed: " +
+                                    OneLine(PQresultErrorMessage(end))));
+    }
+  }
+  return failed;
 }
 
 void Connection::EndCopy() {

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cdc/base/lsn.h"
@@ -88,6 +90,14 @@ class Connection {
   // COPY BOTH mode.
   Status StartReplication(const std::string& slot, Lsn start,
                           const std::string& publication);
+
+  // Runs `sql`, a COPY ... TO STDOUT (text format: one CopyData message per
+  // row, with its '\n'), and calls on_row with each row as it arrives;
+  // memory holds one row at a time whatever the table's size. The first
+  // error on_row returns cancels the copy and is returned (the connection
+  // stays usable); otherwise the server's error, if the copy failed.
+  Status CopyOut(const std::string& sql,
+                 const std::function<Status(std::string_view row)>& on_row);
 
   // Reads one CopyData message: returns 1 and points `msg` at it (valid
   // until the next ReadCopy or the connection's end; no copy is made), or

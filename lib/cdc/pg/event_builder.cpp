@@ -148,20 +148,16 @@ Status EventBuilder::Apply(const Message& message, EventLines* events) {
         } else if constexpr (std::is_same_v<M, Relation>) {
           return ApplyRelation(m, events);
         } else if constexpr (std::is_same_v<M, Insert>) {
-          return ApplyInsert(m, events);
+          return ApplyInsert(m, 'c', events);
         } else if constexpr (std::is_same_v<M, Update>) {
           return ApplyUpdate(m, events);
         } else if constexpr (std::is_same_v<M, Delete>) {
           return ApplyDelete(m, events);
         } else if constexpr (std::is_same_v<M, Truncate>) {
           return ApplyTruncate(m, events);
-        } else if constexpr (std::is_same_v<M, LogicalMessage>) {
-          return ApplyMessage(m, events);
         } else {
-          return Status::Internal(
-              std::string("pgoutput stream message '") + MessageType(message) +
-              "' passed to the event builder (streamed transactions are "
-              "replayed by the caller)");
+          static_assert(std::is_same_v<M, LogicalMessage>);
+          return ApplyMessage(m, events);
         }
       },
       message);
@@ -387,7 +383,14 @@ void EventBuilder::AppendJsonNulls(std::string* out) {
   json_null_.clear();
 }
 
-Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
+Status EventBuilder::ApplySnapshotRead(const Insert& row, EventLines* events) {
+  const size_t mark = events->size();
+  Status s = ApplyInsert(row, 'r', events);
+  if (!s.ok()) events->Truncate(mark);
+  return s;
+}
+
+Status EventBuilder::ApplyInsert(const Insert& m, char op, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
       RelationFor(m.relation_oid, "Insert", &m.new_tuple, nullptr));
@@ -395,7 +398,7 @@ Status EventBuilder::ApplyInsert(const Insert& m, EventLines* events) {
   json_null_.clear();
   std::string& line = *events->Add();
   ReserveFor(*rel, m.new_tuple, nullptr, &m.new_tuple, &line);
-  AppendHead('c', cached, &line);
+  AppendHead(op, cached, &line);
   line.append(",\"key\":");
   CDC_RETURN_IF_ERROR(AppendKey(*rel, m.new_tuple, &line));
   line.append(",\"before\":null,\"after\":");
@@ -476,7 +479,7 @@ Status EventBuilder::ApplyMessage(const LogicalMessage& m, EventLines* events) {
   } else {
     // Sent as soon as it is decoded, outside any transaction: it has only
     // its own position, and no time at all.
-    AppendHeadFields(HeadPrefix(m.lsn, m.xid, clock_()), 'm', &line);
+    AppendHeadFields(HeadPrefix(m.lsn, 0, clock_()), 'm', &line);
   }
   line.append(",\"prefix\":");
   if (!AppendJsonString(m.prefix, &line)) {

@@ -7,6 +7,7 @@
 // "schema","table"; then:
 //   c  "key"  replica-identity columns of the new row (null if the relation
 //             has none), "before":null, "after" the new row
+//   r  as c, for a row read by a snapshot (ApplySnapshotRead)
 //   u  "key"  the identity of the row before the change: from the old tuple
 //             when one came ('K' after a key change: key columns only; 'O'
 //             under REPLICA IDENTITY FULL), else from the new row;
@@ -41,11 +42,9 @@
 // commit time. A non-transactional logical message has no transaction: its
 // "lsn" is the message's own LSN, "xid" 0 and "ts" the clock's reading.
 //
-// Streamed transactions (protocol v2) are the caller's business: it buffers
-// the changes of each xid from Stream Start to Stream Stop, drops what
-// Stream Abort discards, and on Stream Commit replays the rest through
-// Apply between BeginTransaction and EndTransaction. Passing a stream
-// control message to Apply is an error.
+// Snapshot reads (op r) render through the same code as inserts: a row
+// copied by COPY ... TO STDOUT holds the same text forms pgoutput sends
+// (see copy_text.h), so a value looks the same read or streamed.
 //
 // Not thread-safe; one builder per replication connection. The relation
 // cache survives reconnects (PostgreSQL resends Relation messages then, and
@@ -107,8 +106,12 @@ class EventBuilder {
   // one). Nothing is appended on error.
   Status Apply(const Message& message, EventLines* events);
 
-  // Opens and closes a transaction explicitly, for replaying a streamed
-  // transaction once its Stream Commit arrived.
+  // A row of relation `row.relation_oid` read by a snapshot: an event of op
+  // r, rendered as an insert's. Errors as Apply's for an Insert.
+  Status ApplySnapshotRead(const Insert& row, EventLines* events);
+
+  // Opens and closes a transaction explicitly (a snapshot's rows are one
+  // transaction with the consistent point as its LSN).
   void BeginTransaction(Lsn commit_lsn, Xid xid, int64_t commit_time);
   void EndTransaction();
   bool in_transaction() const { return in_txn_; }
@@ -130,7 +133,7 @@ class EventBuilder {
 
  private:
   Status ApplyRelation(const Relation& rel, EventLines* events);
-  Status ApplyInsert(const Insert& m, EventLines* events);
+  Status ApplyInsert(const Insert& m, char op, EventLines* events);
   Status ApplyUpdate(const Update& m, EventLines* events);
   Status ApplyDelete(const Delete& m, EventLines* events);
   Status ApplyTruncate(const Truncate& m, EventLines* events);

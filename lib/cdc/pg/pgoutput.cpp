@@ -18,14 +18,12 @@ std::string DescribeByte(uint8_t byte) {
 namespace {
 
 constexpr std::pair<char, const char*> kMessageNames[] = {
-    {'B', "Begin"},         {'C', "Commit"},       {'O', "Origin"},
-    {'R', "Relation"},      {'Y', "Type"},         {'I', "Insert"},
-    {'U', "Update"},        {'D', "Delete"},       {'T', "Truncate"},
-    {'M', "Message"},       {'S', "Stream Start"}, {'E', "Stream Stop"},
-    {'c', "Stream Commit"}, {'A', "Stream Abort"},
+    {'B', "Begin"},    {'C', "Commit"},  {'O', "Origin"}, {'R', "Relation"},
+    {'Y', "Type"},     {'I', "Insert"},  {'U', "Update"}, {'D', "Delete"},
+    {'T', "Truncate"}, {'M', "Message"},
 };
 
-// Null for a type byte pgoutput v1/v2 does not send.
+// Null for a type byte pgoutput protocol version 1 does not send.
 const char* MessageName(char type) {
   for (const auto& [t, name] : kMessageNames) {
     if (t == type) return name;
@@ -147,18 +145,14 @@ void CheckFlags(Reader* r, uint8_t flags, uint8_t known) {
   }
 }
 
-// Flags (none defined), commit LSN, end LSN and commit time: the body of
-// Commit and, after its xid, of Stream Commit.
-template <typename M>
-void ReadCommitFields(Reader* r, M* m) {
+// Flags (none defined), commit LSN, end LSN and commit time.
+void ReadCommitFields(Reader* r, Commit* m) {
   m->flags = r->U8();
   CheckFlags(r, m->flags, 0);
   m->commit_lsn = r->U64();
   m->end_lsn = r->U64();
   m->commit_time = r->Timestamp();
 }
-
-Xid StreamXid(Reader* r, bool in_stream) { return in_stream ? r->U32() : 0; }
 
 TupleData ReadTupleData(Reader* r) {
   TupleData tuple;
@@ -220,9 +214,8 @@ void ExpectNewTupleMarker(Reader* r, uint8_t marker) {
   }
 }
 
-Message ReadRelation(Reader* r, bool in_stream) {
+Message ReadRelation(Reader* r) {
   Relation m;
-  m.xid = StreamXid(r, in_stream);
   m.oid = r->U32();
   m.nspname = r->CString();
   m.relname = r->CString();
@@ -246,9 +239,8 @@ Message ReadRelation(Reader* r, bool in_stream) {
   return m;
 }
 
-Message ReadUpdate(Reader* r, bool in_stream) {
+Message ReadUpdate(Reader* r) {
   Update m;
-  m.xid = StreamXid(r, in_stream);
   m.relation_oid = r->U32();
   uint8_t marker = r->U8();
   if (r->ok() && marker != 'N') {
@@ -260,9 +252,8 @@ Message ReadUpdate(Reader* r, bool in_stream) {
   return m;
 }
 
-Message ReadTruncate(Reader* r, bool in_stream) {
+Message ReadTruncate(Reader* r) {
   Truncate m;
-  m.xid = StreamXid(r, in_stream);
   int32_t nrels = r->I32();
   m.options = r->U8();
   CheckFlags(r, m.options, Truncate::kCascade | Truncate::kRestartIdentity);
@@ -278,9 +269,8 @@ Message ReadTruncate(Reader* r, bool in_stream) {
   return m;
 }
 
-Message ReadLogicalMessage(Reader* r, bool in_stream) {
+Message ReadLogicalMessage(Reader* r) {
   LogicalMessage m;
-  m.xid = StreamXid(r, in_stream);
   m.flags = r->U8();
   CheckFlags(r, m.flags, LogicalMessage::kTransactional);
   m.lsn = r->U64();
@@ -293,7 +283,7 @@ Message ReadLogicalMessage(Reader* r, bool in_stream) {
   return m;
 }
 
-Message ReadBody(Reader* r, char type, bool in_stream) {
+Message ReadBody(Reader* r, char type) {
   switch (type) {
     case 'B': {
       Begin m;
@@ -314,10 +304,9 @@ Message ReadBody(Reader* r, char type, bool in_stream) {
       return m;
     }
     case 'R':
-      return ReadRelation(r, in_stream);
+      return ReadRelation(r);
     case 'Y': {
       Type m;
-      m.xid = StreamXid(r, in_stream);
       m.oid = r->U32();
       m.nspname = r->CString();
       m.name = r->CString();
@@ -325,58 +314,31 @@ Message ReadBody(Reader* r, char type, bool in_stream) {
     }
     case 'I': {
       Insert m;
-      m.xid = StreamXid(r, in_stream);
       m.relation_oid = r->U32();
       ExpectNewTupleMarker(r, r->U8());
       m.new_tuple = ReadTupleData(r);
       return m;
     }
     case 'U':
-      return ReadUpdate(r, in_stream);
+      return ReadUpdate(r);
     case 'D': {
       Delete m;
-      m.xid = StreamXid(r, in_stream);
       m.relation_oid = r->U32();
       uint8_t marker = r->U8();
       if (r->ok()) m.old_kind = ReadOldTuple(r, marker, &m.old_tuple);
       return m;
     }
     case 'T':
-      return ReadTruncate(r, in_stream);
+      return ReadTruncate(r);
     case 'M':
-      return ReadLogicalMessage(r, in_stream);
-    case 'S': {
-      StreamStart m;
-      m.xid = r->U32();
-      uint8_t first = r->U8();
-      if (r->ok() && first > 1) {
-        r->Fail("unrecognized first-segment value " + DescribeByte(first));
-      }
-      m.first_segment = first == 1;
-      return m;
-    }
-    case 'E':
-      return StreamStop{};
-    case 'c': {
-      StreamCommit m;
-      m.xid = r->U32();
-      ReadCommitFields(r, &m);
-      return m;
-    }
-    case 'A': {
-      StreamAbort m;
-      m.xid = r->U32();
-      m.subxid = r->U32();
-      return m;
-    }
+      return ReadLogicalMessage(r);
   }
-  return StreamStop{};  // not reached: DecodeMessage checks the type first
+  return Origin{};  // not reached: DecodeMessage checks the type first
 }
 
 }  // namespace
 
-Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
-                              bool in_stream) {
+Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn) {
   if (data.empty()) {
     return Status::BadInput("empty pgoutput message at " + FormatLsn(wal_lsn));
   }
@@ -387,14 +349,14 @@ Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
                             FormatLsn(wal_lsn));
   }
   Reader r(data, type, wal_lsn);
-  Message m = ReadBody(&r, type, in_stream);
+  Message m = ReadBody(&r, type);
   CDC_RETURN_IF_ERROR(r.Finish());
   return m;
 }
 
 char MessageType(const Message& message) {
-  static constexpr char kTypes[] = {'B', 'C', 'O', 'R', 'Y', 'I', 'U',
-                                    'D', 'T', 'M', 'S', 'E', 'c', 'A'};
+  static constexpr char kTypes[] = {'B', 'C', 'O', 'R', 'Y',
+                                    'I', 'U', 'D', 'T', 'M'};
   static_assert(sizeof kTypes == std::variant_size_v<Message>);
   return kTypes[message.index()];
 }

@@ -1,5 +1,7 @@
-// Decoder of pgoutput logical replication messages (protocol versions 1 and
-// 2), the payload of the replication protocol's XLogData ('w') messages.
+// Decoder of pgoutput logical replication messages (protocol version 1),
+// the payload of the replication protocol's XLogData ('w') messages (see
+// replication.h). Transactions arrive whole, after they commit: capture does
+// not ask for streaming of in-progress transactions (version 2).
 //
 // Pure: no network, no libpq. Decoding copies what it keeps, so a decoded
 // Message does not refer to the input buffer. Every read is bounds-checked:
@@ -19,11 +21,9 @@
 
 #include "cdc/base/lsn.h"
 #include "cdc/base/status.h"
+#include "cdc/pg/replication.h"
 
 namespace cdc::pg {
-
-// Microseconds from the Unix epoch to PostgreSQL's epoch (2000-01-01 UTC).
-inline constexpr int64_t kPostgresEpochOffsetMicros = 946684800000000;
 
 // One column of a TupleData.
 struct TupleColumn {
@@ -42,9 +42,7 @@ struct TupleColumn {
 };
 using TupleData = std::vector<TupleColumn>;
 
-// Transaction ids are 32-bit on the wire. In the change messages of a
-// streamed block `xid` is the (sub)transaction's xid; elsewhere it is 0
-// (InvalidTransactionId).
+// Transaction ids are 32-bit on the wire.
 using Xid = uint32_t;
 using Oid = uint32_t;
 
@@ -77,7 +75,6 @@ struct RelationColumn {
 };
 
 struct Relation {  // 'R'
-  Xid xid = 0;
   Oid oid = 0;
   std::string nspname;
   std::string relname;
@@ -86,20 +83,17 @@ struct Relation {  // 'R'
 };
 
 struct Type {  // 'Y'
-  Xid xid = 0;
   Oid oid = 0;
   std::string nspname;
   std::string name;
 };
 
 struct Insert {  // 'I'
-  Xid xid = 0;
   Oid relation_oid = 0;
   TupleData new_tuple;
 };
 
 struct Update {  // 'U'
-  Xid xid = 0;
   Oid relation_oid = 0;
   char old_kind = 0;    // 0 (no old tuple), 'K' (old key) or 'O' (old row)
   TupleData old_tuple;  // empty when old_kind is 0
@@ -107,7 +101,6 @@ struct Update {  // 'U'
 };
 
 struct Delete {  // 'D'
-  Xid xid = 0;
   Oid relation_oid = 0;
   char old_kind = 'K';  // 'K' (old key) or 'O' (old row)
   TupleData old_tuple;
@@ -117,7 +110,6 @@ struct Truncate {  // 'T'
   static constexpr uint8_t kCascade = 1;
   static constexpr uint8_t kRestartIdentity = 2;
 
-  Xid xid = 0;
   uint8_t options = 0;
   std::vector<Oid> relation_oids;
 
@@ -129,7 +121,6 @@ struct Truncate {  // 'T'
 struct LogicalMessage {  // 'M'
   static constexpr uint8_t kTransactional = 1;
 
-  Xid xid = 0;
   uint8_t flags = 0;
   Lsn lsn = 0;
   std::string prefix;
@@ -138,38 +129,13 @@ struct LogicalMessage {  // 'M'
   bool transactional() const { return (flags & kTransactional) != 0; }
 };
 
-struct StreamStart {  // 'S'
-  Xid xid = 0;
-  bool first_segment = false;
-};
-
-struct StreamStop {};  // 'E'
-
-struct StreamCommit {  // 'c'
-  Xid xid = 0;
-  uint8_t flags = 0;  // always 0 (anything else is rejected)
-  Lsn commit_lsn = 0;
-  Lsn end_lsn = 0;
-  int64_t commit_time = 0;  // µs since the Unix epoch
-};
-
-struct StreamAbort {  // 'A'
-  Xid xid = 0;        // top-level transaction
-  Xid subxid = 0;     // the aborted (sub)transaction; == xid for the whole one
-};
-
-using Message =
-    std::variant<Begin, Commit, Origin, Relation, Type, Insert, Update, Delete,
-                 Truncate, LogicalMessage, StreamStart, StreamStop,
-                 StreamCommit, StreamAbort>;
+using Message = std::variant<Begin, Commit, Origin, Relation, Type, Insert,
+                             Update, Delete, Truncate, LogicalMessage>;
 
 // Decodes one pgoutput message. `wal_lsn` (the XLogData start position) is
-// used only in error messages. `in_stream` must be true between Stream Start
-// and Stream Stop: there the change messages (I, U, D, T, R, Y, M) carry the
-// (sub)transaction xid right after the type byte. The whole of `data` must be
-// one message.
-Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn,
-                              bool in_stream);
+// used only in error messages. The whole of `data` must be one message; a
+// protocol version 2 message (Stream Start 'S', ...) is an unknown type.
+Result<Message> DecodeMessage(std::string_view data, Lsn wal_lsn);
 
 // The message type byte of a decoded message ('B', 'C', ...).
 char MessageType(const Message& message);

@@ -1,0 +1,363 @@
+#include "cdc/capture/snapshot.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "cdc/base/fs.h"
+#include "cdc/base/logging.h"
+#include "cdc/base/time.h"
+#include "cdc/cli/cli.h"
+#include "cdc/event/json_text.h"
+#include "cdc/pg/conn.h"
+#include "cdc/pg/copy_text.h"
+#include "cdc/pg/event_builder.h"
+
+namespace cdc::capture {
+
+namespace {
+
+constexpr char kMarkerFile[] = "snapshot.pending";
+constexpr int64_t kTtyProgressEveryUs = 500000;
+constexpr int64_t kLogProgressEveryUs = 60000000;
+
+struct Table {
+  pg::Oid oid = 0;
+  std::string schema, name;
+  char replica_identity = 'd';
+  char kind = 'r';        // pg_class.relkind: 'r' table, 'p' partitioned
+  std::string attnames;   // published columns, as name[] text
+  std::string rowfilter;  // the publication's WHERE, or empty
+  uint64_t estimate = 0;
+};
+
+// Progress on stderr: a line kept up to date on a terminal, else one line
+// a minute (the log of a service).
+class Progress {
+ public:
+  Progress(bool quiet, uint64_t tables, uint64_t estimate)
+      : quiet_(quiet),
+        tty_(isatty(STDERR_FILENO) == 1),
+        tables_(tables),
+        estimate_(estimate),
+        start_(MonoMicros()),
+        last_(start_) {}
+
+  void Update(const Table& t, uint64_t table_index, uint64_t table_rows,
+              uint64_t total_rows, bool force) {
+    if (quiet_) return;
+    const int64_t now = MonoMicros();
+    if (!force &&
+        now - last_ < (tty_ ? kTtyProgressEveryUs : kLogProgressEveryUs))
+      return;
+    last_ = now;
+    const double secs = static_cast<double>(now - start_) / 1e6;
+    const double rate = secs > 0 ? static_cast<double>(total_rows) / secs : 0;
+    char left[64] = "";
+    if (rate > 0 && estimate_ > total_rows)
+      snprintf(left, sizeof left, ", ~%.0f s left",
+               static_cast<double>(estimate_ - total_rows) / rate);
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "snapshot: table %llu/%llu %s.%s %llu rows (~%llu); %llu of "
+             "~%llu rows, %.0f rows/s%s",
+             static_cast<unsigned long long>(table_index + 1),
+             static_cast<unsigned long long>(tables_), t.schema.c_str(),
+             t.name.c_str(), static_cast<unsigned long long>(table_rows),
+             static_cast<unsigned long long>(t.estimate),
+             static_cast<unsigned long long>(total_rows),
+             static_cast<unsigned long long>(estimate_), rate, left);
+    if (tty_) {
+      fprintf(stderr, "\r%s\033[K", buf);
+      live_ = true;
+    } else {
+      LogInfo(buf);
+    }
+  }
+  void Done() {
+    if (live_) fputc('\n', stderr);
+    live_ = false;
+  }
+
+ private:
+  bool quiet_, tty_;
+  uint64_t tables_, estimate_;
+  int64_t start_, last_;
+  bool live_ = false;
+};
+
+Result<std::vector<Table>> ListTables(pg::Connection& conn,
+                                      const std::string& publication) {
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult r,
+      conn.ExecParams(
+          "SELECT c.oid, pt.schemaname, pt.tablename, c.relreplident, "
+          "c.relkind, pt.attnames::text, pt.rowfilter, "
+          "CASE WHEN c.relkind = 'p' THEN (SELECT COALESCE(sum(GREATEST("
+          "k.reltuples, 0)), 0) FROM pg_partition_tree(c.oid) p JOIN pg_class "
+          "k ON k.oid = p.relid WHERE p.isleaf) ELSE GREATEST(c.reltuples, 0) "
+          "END::bigint "
+          "FROM pg_publication_tables pt "
+          "JOIN pg_namespace n ON n.nspname = pt.schemaname "
+          "JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = "
+          "pt.tablename WHERE pt.pubname = $1 ORDER BY 2, 3",
+          {publication}));
+  std::vector<Table> tables;
+  for (int i = 0; i < r.rows(); ++i) {
+    Table t;
+    CDC_ASSIGN_OR_RETURN(t.oid,
+                         pg::ParseReplyUint32(r.get(i, 0), "pg_class.oid"));
+    t.schema = r.get(i, 1);
+    t.name = r.get(i, 2);
+    t.replica_identity = r.get(i, 3).empty() ? 'd' : r.get(i, 3)[0];
+    t.kind = r.get(i, 4).empty() ? 'r' : r.get(i, 4)[0];
+    t.attnames = r.get(i, 5);
+    t.rowfilter = r.is_null(i, 6) ? "" : r.get(i, 6);
+    t.estimate = std::strtoull(r.get(i, 7).c_str(), nullptr, 10);
+    tables.push_back(std::move(t));
+  }
+  return tables;
+}
+
+// The table as pgoutput's Relation message describes it (logicalrep_write_
+// attrs): published columns in attnum order, each flagged as key when part
+// of the replica identity (every column under FULL).
+Result<pg::Relation> DescribeTable(pg::Connection& conn, const Table& t,
+                                   bool generated_published,
+                                   std::vector<bool>* generated) {
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult r,
+      conn.ExecParams(
+          "SELECT a.attname, a.atttypid, a.atttypmod, CASE c.relreplident "
+          "WHEN 'f' THEN true WHEN 'n' THEN false ELSE EXISTS (SELECT 1 FROM "
+          "pg_index i WHERE i.indrelid = c.oid AND CASE c.relreplident WHEN "
+          "'d' THEN i.indisprimary ELSE i.indisreplident END AND a.attnum = "
+          "ANY (i.indkey)) END, a.attgenerated <> '' "
+          "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+          "WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
+          "AND (a.attgenerated = '' OR $3::bool) "
+          "AND a.attname = ANY ($2::name[]) ORDER BY a.attnum",
+          {std::to_string(t.oid), t.attnames,
+           generated_published ? "true" : "false"}));
+  pg::Relation rel;
+  rel.oid = t.oid;
+  rel.nspname = t.schema;
+  rel.relname = t.name;
+  rel.replica_identity = t.replica_identity;
+  generated->clear();
+  for (int i = 0; i < r.rows(); ++i) {
+    pg::RelationColumn c;
+    c.name = r.get(i, 0);
+    CDC_ASSIGN_OR_RETURN(c.type_oid,
+                         pg::ParseReplyUint32(r.get(i, 1), "atttypid"));
+    c.type_modifier = std::atoi(r.get(i, 2).c_str());
+    c.flags = r.get(i, 3) == "t" ? 1 : 0;
+    generated->push_back(r.get(i, 4) == "t");
+    rel.columns.push_back(std::move(c));
+  }
+  return rel;
+}
+
+std::string CopySql(pg::Connection& conn, const Table& t,
+                    const pg::Relation& rel,
+                    const std::vector<bool>& generated) {
+  std::string cols;
+  bool any_generated = false;
+  for (size_t i = 0; i < rel.columns.size(); ++i) {
+    if (i > 0) cols += ", ";
+    cols += conn.QuoteIdent(rel.columns[i].name);
+    any_generated = any_generated || generated[i];
+  }
+  const std::string name =
+      conn.QuoteIdent(t.schema) + "." + conn.QuoteIdent(t.name);
+  // COPY of a plain table is the fastest form, and copies only that table
+  // (not its inheritance children, which pgoutput reports as themselves).
+  if (t.kind == 'r' && t.rowfilter.empty() && !any_generated &&
+      !rel.columns.empty())
+    return "COPY " + name + " (" + cols + ") TO STDOUT";
+  std::string sql = "COPY (SELECT " + (cols.empty() ? std::string() : cols) +
+                    " FROM " + (t.kind == 'r' ? "ONLY " : "") + name;
+  if (!t.rowfilter.empty()) sql += " WHERE " + t.rowfilter;
+  return sql + ") TO STDOUT";
+}
+
+}  // namespace
+
+std::string SnapshotMarkerPath(const std::string& log_dir) {
+  return JoinPath(log_dir, kMarkerFile);
+}
+
+Status WriteSnapshotMarker(const std::string& log_dir,
+                           const std::string& slot) {
+  CDC_RETURN_IF_ERROR(
+      WriteFileAtomic(SnapshotMarkerPath(log_dir), "slot=" + slot + "\n"));
+  return SyncDir(log_dir);
+}
+
+Result<std::string> ReadSnapshotMarker(const std::string& log_dir) {
+  const std::string path = SnapshotMarkerPath(log_dir);
+  if (!PathExists(path)) return Status::NotFound("no snapshot marker");
+  CDC_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, 4096));
+  if (text.rfind("slot=", 0) != 0 || text.empty() || text.back() != '\n')
+    return Status::Corruption("unreadable " + path);
+  return text.substr(5, text.size() - 6);
+}
+
+Status RemoveSnapshotMarker(const std::string& log_dir) {
+  const std::string path = SnapshotMarkerPath(log_dir);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return ErrnoStatus("cannot remove", path, errno);
+  return SyncDir(log_dir);
+}
+
+Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
+                                           const SnapshotInput& in,
+                                           log::LogWriter& w, Metrics* m) {
+  CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, false));
+  // A long copy must not be cut by the server's limits for ordinary
+  // sessions.
+  CDC_RETURN_IF_ERROR(conn->Exec("SET statement_timeout = 0").status());
+  CDC_RETURN_IF_ERROR(
+      conn->Exec("SET idle_in_transaction_session_timeout = 0").status());
+  CDC_RETURN_IF_ERROR(
+      conn->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
+  auto set = conn->Exec("SET TRANSACTION SNAPSHOT " +
+                        conn->QuoteLiteral(in.snapshot_name));
+  if (!set.ok())
+    return set.status().Annotate("cannot use the slot's exported snapshot");
+  CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
+                       ListTables(*conn, o.publication));
+  uint64_t estimate = 0;
+  for (const Table& t : tables) estimate += t.estimate;
+  m->snapshot_running = true;
+  m->snapshot_tables = tables.size();
+  m->snapshot_tables_done = 0;
+  m->snapshot_rows = 0;
+  m->snapshot_rows_estimate = estimate;
+  if (!o.quiet)
+    LogInfo("initial snapshot of " + std::to_string(tables.size()) +
+            " tables (~" + std::to_string(estimate) + " rows) at " +
+            FormatLsn(in.consistent_point));
+  Progress progress(o.quiet, tables.size(), estimate);
+
+  pg::EventBuilder builder(in.catalog);
+  builder.SetServerText(in.server_text);
+  const int64_t ts = NowMicros();
+  builder.BeginTransaction(in.consistent_point, 0, ts);
+  pg::EventLines events;
+  SnapshotResult res;
+  const bool generated_published = conn->ServerVersion() >= 180000;
+  auto append = [&]() -> Status {
+    for (size_t i = 0; i < events.size(); ++i) {
+      m->bytes += events[i].size();
+      CDC_RETURN_IF_ERROR(w.AppendTaking(events.mutable_line(i)));
+    }
+    res.events += events.size();
+    events.clear();
+    return Status::OK();
+  };
+  // A row is held back until the next one comes, so that a table's last
+  // row can be tagged: "snapshot":"first" on its first row, "last" on its
+  // last, "only" on the one row of a table of one.
+  std::string held;
+  bool held_first = false;
+  auto flush_held = [&](bool last) -> Status {
+    if (held.empty()) return Status::OK();
+    const char* tag =
+        held_first ? (last ? "only" : "first") : (last ? "last" : nullptr);
+    if (tag != nullptr) {
+      held.pop_back();  // the event's closing brace
+      held.append(",\"snapshot\":\"");
+      held.append(tag);
+      held.append("\"}");
+    }
+    m->bytes += held.size();
+    ++res.events;
+    Status s = w.AppendTaking(&held);
+    held.clear();
+    return s;
+  };
+  std::vector<bool> generated;
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    const Table& t = tables[ti];
+    CDC_ASSIGN_OR_RETURN(
+        pg::Relation rel,
+        DescribeTable(*conn, t, generated_published, &generated));
+    CDC_RETURN_IF_ERROR(builder.Apply(rel, &events));
+    CDC_RETURN_IF_ERROR(append());  // the first Relation yields nothing
+    pg::Insert row;
+    row.relation_oid = t.oid;
+    const size_t ncols = rel.columns.size();
+    uint64_t table_rows = 0;
+    bool stop = false;
+    Status copied = conn->CopyOut(
+        CopySql(*conn, t, rel, generated), [&](std::string_view line) {
+          Status s = pg::ParseCopyTextRow(line, ncols, &row.new_tuple);
+          if (!s.ok()) return s.Annotate(t.schema + "." + t.name);
+          events.clear();
+          CDC_RETURN_IF_ERROR(builder.ApplySnapshotRead(row, &events));
+          if (!held.empty()) {
+            CDC_RETURN_IF_ERROR(w.EventFollows());
+            CDC_RETURN_IF_ERROR(flush_held(false));
+          }
+          held_first = table_rows == 0;
+          held.swap(*events.mutable_line(0));
+          events.clear();
+          ++table_rows;
+          ++m->snapshot_rows;
+          if ((table_rows & 1023) == 0) {
+            if (cli::StopRequested()) {
+              stop = true;
+              return Status::Busy("stop requested");
+            }
+            progress.Update(t, ti, table_rows, m->snapshot_rows, false);
+            if (in.tick) in.tick();
+          }
+          return Status::OK();
+        });
+    if (stop) {
+      progress.Done();
+      m->snapshot_running = false;
+      CDC_RETURN_IF_ERROR(w.Abort());
+      res.stopped = true;
+      return res;
+    }
+    if (!copied.ok())
+      return copied.Annotate("snapshot of " + t.schema + "." + t.name);
+    CDC_RETURN_IF_ERROR(flush_held(true));
+    res.rows += table_rows;
+    ++m->snapshot_tables_done;
+    progress.Update(t, ti, table_rows, m->snapshot_rows, true);
+    if (in.tick) in.tick();
+  }
+  progress.Done();
+  CDC_ASSIGN_OR_RETURN(pg::PgResult now,
+                       conn->Exec("SELECT pg_current_wal_flush_lsn()"));
+  CDC_ASSIGN_OR_RETURN(
+      res.server_lsn,
+      pg::ParseReplyLsn(now.get(0, 0), "pg_current_wal_flush_lsn()"));
+  CDC_RETURN_IF_ERROR(conn->Exec("COMMIT").status());
+  builder.EndTransaction();
+  // With events (unless every table is empty) the commit is an
+  // exclusive position at the consistent point, as a lone message's: a
+  // transaction whose commit record starts exactly there is not in the
+  // snapshot and is streamed next. A position-only frame is inclusive, so
+  // it is recorded one below.
+  if (res.events > 0) {
+    CDC_RETURN_IF_ERROR(w.Commit(in.consistent_point, ts, 0));
+  } else {
+    CDC_RETURN_IF_ERROR(w.Commit(in.consistent_point - 1, ts, 0));
+  }
+  m->events += res.events;
+  ++m->transactions;
+  m->last_commit_time_us = ts;
+  m->snapshot_running = false;
+  if (!o.quiet)
+    LogInfo("initial snapshot copied " + std::to_string(res.rows) +
+            " rows of " + std::to_string(tables.size()) + " tables");
+  return res;
+}
+
+}  // namespace cdc::capture
