@@ -20,3 +20,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::backup_tool {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::nats_tool {
+int RunCli(int argc, char** argv);
+}

@@ -1,0 +1,429 @@
+#include "cdc/nats/client.h"
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+namespace cdc::nats {
+
+namespace {
+
+constexpr const char* kSeqHeader = "Cdc-Seq";
+
+bool Contains(std::string_view text, std::string_view what) {
+  return text.find(what) != std::string_view::npos;
+}
+
+// nats.c keeps the detail of its last failure per thread.
+std::string LastErrorText(natsStatus s) {
+  natsStatus st = s;
+  const char* t = nats_GetLastError(&st);
+  if (t == nullptr || *t == '\0') return natsStatus_GetText(s);
+  // "(jsm.c:1033): subjects overlap ...": the source position is no
+  // news to the user.
+  std::string_view v(t);
+  if (v.size() > 2 && v[0] == '(') {
+    size_t close = v.find("): ");
+    if (close != std::string_view::npos) v.remove_prefix(close + 3);
+  }
+  return std::string(v);
+}
+
+}  // namespace
+
+Status ErrorStatus(int s, int js_code, std::string_view text,
+                   std::string_view what) {
+  std::string msg =
+      std::string(what) + ": " +
+      (text.empty() ? natsStatus_GetText(static_cast<natsStatus>(s))
+                    : std::string(text));
+  if (js_code != 0) msg += " (JetStream error " + std::to_string(js_code) + ")";
+  if (js_code == JSNotEnabledForAccountErr || js_code == JSNotEnabledErr ||
+      s == NATS_NO_RESPONDERS)
+    return Status::Config(
+        what.empty()
+            ? msg
+            : std::string(what) +
+                  ": JetStream is not enabled for "
+                  "this account (" +
+                  (text.empty() ? "no responders" : std::string(text)) + ")");
+  if (Contains(text, "maximum bytes exceeded") ||
+      Contains(text, "maximum messages exceeded") ||
+      Contains(text, "resource limits exceeded") ||
+      Contains(text, "insufficient resources") ||
+      js_code == JSInsufficientResourcesErr)
+    return Status::IOError(msg + ": the stream is full");
+  if (s == NATS_NOT_PERMITTED || Contains(text, "Permissions Violation") ||
+      Contains(text, "Authorization Violation") ||
+      Contains(text, "authorization violation") ||
+      Contains(text, "Authentication") || Contains(text, "User Authentication"))
+    return Status::Permission(msg);
+  if (s == NATS_SSL_ERROR) return Status::Config(msg);
+  if (s == NATS_TIMEOUT || s == NATS_CONNECTION_CLOSED || s == NATS_NO_SERVER ||
+      s == NATS_STALE_CONNECTION || s == NATS_IO_ERROR ||
+      s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED ||
+      Contains(text, "temporarily unavailable") ||
+      Contains(text, "no suitable peers") || Contains(text, "not current") ||
+      Contains(text, "no leader") || Contains(text, "stream is offline"))
+    return Status::Unavailable(msg);
+  if (js_code == JSStreamNotFoundErr) return Status::NotFound(msg);
+  // The stream's configuration: subjects overlapping another stream's,
+  // replicas the cluster cannot place, a name in use with other settings.
+  if (js_code == 10065 || js_code == 10058 || js_code == 10052 ||
+      Contains(text, "insufficient resources") || Contains(text, "overlap"))
+    return Status::Config(msg);
+  return Status::Internal(msg);
+}
+
+Result<std::vector<std::string>> ParseServers(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string url(list.substr(start, comma - start));
+    start = comma + 1;
+    if (url.empty()) continue;
+    const bool ok = url.rfind("nats://", 0) == 0 || url.rfind("tls://", 0) == 0;
+    size_t at = url.find('@');
+    std::string shown = url;
+    if (at != std::string::npos) {
+      size_t scheme = url.find("://") + 3;
+      shown = url.substr(0, scheme) + "…@" + url.substr(at + 1);
+    }
+    if (!ok || url.size() <= url.find("://") + 3)
+      return Status::Usage("--server \"" + shown +
+                           "\": expected nats://host:port or tls://host:port");
+    out.push_back(std::move(url));
+  }
+  if (out.empty()) return Status::Usage("--server needs at least one URL");
+  return out;
+}
+
+struct Client::Impl {
+  natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  ConnectOptions o;
+  int servers = 1;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::vector<PublishResult> results;
+  size_t in_flight = 0;
+  std::string async_error;
+  std::atomic<uint64_t> reconnects{0};
+
+  ~Impl() {
+    if (js != nullptr) jsCtx_Destroy(js);
+    if (nc != nullptr) {
+      natsConnection_Close(nc);
+      natsConnection_Destroy(nc);
+    }
+    if (opts != nullptr) natsOptions_Destroy(opts);
+  }
+};
+
+namespace {
+
+void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
+           void* closure) {
+  auto* im = static_cast<Client::Impl*>(closure);
+  PublishResult r;
+  const char* v = nullptr;
+  if (msg != nullptr && natsMsgHeader_Get(msg, kSeqHeader, &v) == NATS_OK &&
+      v != nullptr)
+    std::from_chars(v, v + strlen(v), r.seq);
+  if (pa != nullptr) {
+    r.stream_seq = pa->Sequence;
+    r.duplicate = pa->Duplicate;
+  } else if (pae != nullptr && pae->Err == NATS_NO_RESPONDERS) {
+    // No stream took the subject: one being created or moving after a
+    // node restart, or a stream whose subjects do not cover it (retried
+    // until --reconnect-max says so).
+    r.error = Status::Unavailable(
+        "publish: no stream answered for subject " +
+        std::string(natsMsg_GetSubject(msg) ? natsMsg_GetSubject(msg) : "") +
+        " (do the stream's subjects cover it?)");
+  } else if (pae != nullptr) {
+    r.wrong_last_seq = pae->ErrCode == JSStreamWrongLastSequenceErr;
+    r.error = ErrorStatus(pae->Err, pae->ErrCode,
+                          pae->ErrText ? pae->ErrText : "", "publish");
+  } else {
+    r.error = Status::Internal("publish: no answer and no error");
+  }
+  natsMsg_Destroy(msg);
+  {
+    std::lock_guard<std::mutex> l(im->mu);
+    im->results.push_back(std::move(r));
+    if (im->in_flight > 0) --im->in_flight;
+  }
+  im->cv.notify_all();
+}
+
+void OnAsyncError(natsConnection* nc, natsSubscription*, natsStatus err,
+                  void* closure) {
+  auto* im = static_cast<Client::Impl*>(closure);
+  const char* text = nullptr;
+  natsConnection_GetLastError(nc, &text);
+  std::lock_guard<std::mutex> l(im->mu);
+  im->async_error =
+      text != nullptr && *text != '\0' ? text : natsStatus_GetText(err);
+}
+
+void OnReconnected(natsConnection*, void* closure) {
+  ++static_cast<Client::Impl*>(closure)->reconnects;
+}
+
+int64_t ReconnectDelay(natsConnection*, int attempts, void* closure) {
+  auto* im = static_cast<Client::Impl*>(closure);
+  // One round over every server per step of the backoff.
+  int round = attempts / (im->servers > 0 ? im->servers : 1);
+  int64_t d = im->o.reconnect_min_ms;
+  for (int i = 0; i < round && d < im->o.reconnect_max_ms; ++i) d *= 2;
+  return std::min<int64_t>(d, im->o.reconnect_max_ms);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
+  std::unique_ptr<Client> c(new Client());
+  c->impl_ = std::make_unique<Impl>();
+  Impl& im = *c->impl_;
+  im.o = o;
+  im.servers = static_cast<int>(o.servers.size());
+  natsStatus s = natsOptions_Create(&im.opts);
+  auto fail = [&](std::string_view what) {
+    return ErrorStatus(s, 0, LastErrorText(s), what);
+  };
+  if (s != NATS_OK) return fail("nats options");
+  std::vector<const char*> urls;
+  bool tls = false;
+  for (const std::string& u : o.servers) {
+    urls.push_back(u.c_str());
+    if (u.rfind("tls://", 0) == 0) tls = true;
+  }
+  s = natsOptions_SetServers(im.opts, urls.data(),
+                             static_cast<int>(urls.size()));
+  if (s == NATS_OK) s = natsOptions_SetName(im.opts, o.name.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(im.opts, o.connect_timeout_ms);
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(im.opts, -1);
+  if (s == NATS_OK)
+    s = natsOptions_SetCustomReconnectDelay(im.opts, ReconnectDelay, &im);
+  if (s == NATS_OK)
+    s = natsOptions_SetReconnectedCB(im.opts, OnReconnected, &im);
+  if (s == NATS_OK) s = natsOptions_SetErrorHandler(im.opts, OnAsyncError, &im);
+  if (s == NATS_OK) s = natsOptions_SetFailRequestsOnDisconnect(im.opts, true);
+  if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(im.opts, 64 << 20);
+  if (s != NATS_OK) return fail("nats options");
+  if (!o.creds_file.empty()) {
+    s = natsOptions_SetUserCredentialsFromFiles(im.opts, o.creds_file.c_str(),
+                                                nullptr);
+    if (s != NATS_OK)
+      return Status::Config("--creds " + o.creds_file + ": " +
+                            LastErrorText(s));
+  }
+  if (!o.user.empty())
+    s = natsOptions_SetUserInfo(im.opts, o.user.c_str(), o.password.c_str());
+  if (s == NATS_OK && !o.token.empty())
+    s = natsOptions_SetToken(im.opts, o.token.c_str());
+  if (s != NATS_OK) return fail("nats credentials");
+  if (tls || !o.ca_file.empty() || !o.cert_file.empty()) {
+    s = natsOptions_SetSecure(im.opts, true);
+    if (s == NATS_OK && !o.ca_file.empty())
+      s = natsOptions_LoadCATrustedCertificates(im.opts, o.ca_file.c_str());
+    if (s != NATS_OK)
+      return Status::Config("--tls-ca " + o.ca_file + ": " + LastErrorText(s));
+    if (!o.cert_file.empty()) {
+      s = natsOptions_LoadCertificatesChain(im.opts, o.cert_file.c_str(),
+                                            o.key_file.c_str());
+      if (s != NATS_OK)
+        return Status::Config("--tls-cert " + o.cert_file + ": " +
+                              LastErrorText(s));
+    }
+  }
+  s = natsConnection_Connect(&im.nc, im.opts);
+  if (s != NATS_OK) {
+    im.nc = nullptr;
+    return fail("connect to " + o.servers[0] +
+                (o.servers.size() > 1 ? " (and the other servers)" : ""));
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = o.request_timeout_ms;
+  jo.PublishAsync.MaxPending = o.max_in_flight + 16;
+  jo.PublishAsync.AckHandler = OnAck;
+  jo.PublishAsync.AckHandlerClosure = &im;
+  s = natsConnection_JetStream(&im.js, im.nc, &jo);
+  if (s != NATS_OK) return fail("JetStream context");
+  return c;
+}
+
+Client::~Client() {
+  if (impl_ == nullptr) return;
+  // nats.c's thread may still deliver answers: stop it before Impl goes.
+  if (impl_->nc != nullptr) natsConnection_Close(impl_->nc);
+}
+
+namespace {
+
+StreamEnd EndOf(const jsStreamInfo* si) {
+  StreamEnd e;
+  e.last_seq = si->State.LastSeq;
+  e.msgs = si->State.Msgs;
+  return e;
+}
+
+}  // namespace
+
+Result<StreamEnd> Client::Info(const std::string& stream) {
+  jsStreamInfo* si = nullptr;
+  jsErrCode ec = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, impl_->js, stream.c_str(), nullptr, &ec);
+  if (s != NATS_OK)
+    return ErrorStatus(s, ec, LastErrorText(s), "stream " + stream);
+  StreamEnd e = EndOf(si);
+  jsStreamInfo_Destroy(si);
+  return e;
+}
+
+Result<StreamEnd> Client::EnsureStream(const StreamOptions& o) {
+  auto e = Info(o.name);
+  if (e.ok() || e.status().code() != Code::kNotFound) return e;
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = o.name.c_str();
+  std::vector<const char*> subjects;
+  for (const std::string& s : o.subjects) subjects.push_back(s.c_str());
+  cfg.Subjects = subjects.data();
+  cfg.SubjectsLen = static_cast<int>(subjects.size());
+  cfg.Storage = js_FileStorage;
+  cfg.Replicas = o.replicas;
+  cfg.Duplicates = o.duplicate_window_us * 1000;  // nanoseconds
+  cfg.MaxBytes = o.max_bytes;
+  cfg.Discard = o.discard_new ? js_DiscardNew : js_DiscardOld;
+  jsStreamInfo* si = nullptr;
+  jsErrCode ec = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddStream(&si, impl_->js, &cfg, nullptr, &ec);
+  // Another cdc-nats created it at the same moment.
+  if (s != NATS_OK && ec == JSStreamNameExistErr) return Info(o.name);
+  if (s != NATS_OK)
+    return ErrorStatus(s, ec, LastErrorText(s), "create stream " + o.name);
+  StreamEnd r = EndOf(si);
+  r.created = true;
+  jsStreamInfo_Destroy(si);
+  return r;
+}
+
+Result<std::optional<StoredMessage>> Client::Get(const std::string& stream,
+                                                 uint64_t stream_seq) {
+  natsMsg* m = nullptr;
+  jsErrCode ec = static_cast<jsErrCode>(0);
+  natsStatus s =
+      js_GetMsg(&m, impl_->js, stream.c_str(), stream_seq, nullptr, &ec);
+  if (s == NATS_NOT_FOUND || ec == JSNoMessageFoundErr)
+    return std::optional<StoredMessage>();
+  if (s != NATS_OK)
+    return ErrorStatus(
+        s, ec, LastErrorText(s),
+        "read message " + std::to_string(stream_seq) + " of stream " + stream);
+  StoredMessage out;
+  out.stream_seq = stream_seq;
+  out.subject = natsMsg_GetSubject(m) ? natsMsg_GetSubject(m) : "";
+  auto header = [&](const char* k, std::string* v) {
+    const char* t = nullptr;
+    if (natsMsgHeader_Get(m, k, &t) == NATS_OK && t != nullptr) *v = t;
+  };
+  header("Nats-Msg-Id", &out.msg_id);
+  header("Cdc-Log", &out.log_id);
+  header(kSeqHeader, &out.seq);
+  std::string last;
+  header("Cdc-Last", &last);
+  out.last = last == "true";
+  natsMsg_Destroy(m);
+  return std::optional<StoredMessage>(std::move(out));
+}
+
+Status Client::PublishAsync(const OutMessage& m,
+                            std::optional<uint64_t> expect_last) {
+  Impl& im = *impl_;
+  {
+    std::unique_lock<std::mutex> l(im.mu);
+    // Every publish is answered within publish_timeout_ms (by the server
+    // or by nats.c's timeout), so a full window drains in that time.
+    if (!im.cv.wait_for(
+            l, std::chrono::milliseconds(2 * im.o.publish_timeout_ms + 1000),
+            [&] {
+              return im.in_flight < static_cast<size_t>(im.o.max_in_flight);
+            }))
+      return Status::Unavailable("publish: " + std::to_string(im.in_flight) +
+                                 " publishes unanswered");
+    ++im.in_flight;
+  }
+  auto undo = [&] {
+    std::lock_guard<std::mutex> l(im.mu);
+    --im.in_flight;
+  };
+  natsMsg* msg = nullptr;
+  natsStatus s =
+      natsMsg_Create(&msg, m.subject.c_str(), nullptr, m.payload.data(),
+                     static_cast<int>(m.payload.size()));
+  for (size_t i = 0; s == NATS_OK && i < m.headers.size(); ++i)
+    s = natsMsgHeader_Set(msg, m.headers[i].first.c_str(),
+                          m.headers[i].second.c_str());
+  // nats.c leaves an expected sequence of 0 out; the server takes the
+  // header as it is, so an empty stream can be asked for too.
+  if (s == NATS_OK && expect_last && *expect_last == 0)
+    s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", "0");
+  if (s != NATS_OK) {
+    natsMsg_Destroy(msg);
+    undo();
+    return ErrorStatus(s, 0, LastErrorText(s), "build message");
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = im.o.publish_timeout_ms;
+  if (expect_last && *expect_last > 0) po.ExpectLastSeq = *expect_last;
+  s = js_PublishMsgAsync(im.js, &msg, &po);
+  if (s != NATS_OK) {
+    natsMsg_Destroy(msg);  // no effect when nats.c took it
+    undo();
+    return ErrorStatus(s, 0, LastErrorText(s), "publish to " + m.subject);
+  }
+  return Status::OK();
+}
+
+void Client::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
+  Impl& im = *impl_;
+  std::unique_lock<std::mutex> l(im.mu);
+  if (im.results.empty() && wait_ms > 0)
+    im.cv.wait_for(l, std::chrono::milliseconds(wait_ms),
+                   [&] { return !im.results.empty(); });
+  for (PublishResult& r : im.results) out->push_back(std::move(r));
+  im.results.clear();
+}
+
+size_t Client::in_flight() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->in_flight;
+}
+
+bool Client::connected() const {
+  return natsConnection_Status(impl_->nc) == NATS_CONN_STATUS_CONNECTED;
+}
+
+uint64_t Client::reconnects() const { return impl_->reconnects.load(); }
+
+std::string Client::TakeAsyncError() {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  std::string e;
+  e.swap(impl_->async_error);
+  return e;
+}
+
+}  // namespace cdc::nats

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# cdc-nats against a real 3-node JetStream cluster with R3 streams: every
+# op, its headers and subject; a larger log stored once, in order; resume
+# and replays that publish nothing twice; two sinks racing on one stream;
+# the formats; the --stdin pipe; SIGTERM; and the failures' exit codes
+# (another log's stream, a foreign publisher, a full stream, no JetStream,
+# permission denied, bad options). NATS_FULL=1: a 100,000-event log.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../scripts/nats.sh"
+NATS_NO_TRAP=1 nats_start "$T"
+[ -n "${NATS_DEBUG:-}" ] && at_exit "cp -r $T /tmp/nt/last"
+at_exit nats_stop
+L="$T/log"
+PROBE="$BIN/../bench/cdc-nats-probe"  # a test client (bench/nats/probe.cpp)
+P() { "$PROBE" "$NATS_URLS" "$@"; }
+sink() { cdc-nats --log "$L" --server "$NATS_URLS" --replicas 3 -q "$@"; }
+acked() { cdc-log consumers --log "${2:-$L}" --json | python3 -c "
+import json, sys
+for l in sys.stdin:
+    c = json.loads(l)
+    if c['name'] == '$1': print(c['acked_seq'])"; }
+
+expect_exit 0 cdc-nats --help
+for f in --log --server --stream --subject --replicas --stdin --format --creds --tls-ca --metrics-file --max-in-flight --reconnect-max; do
+  grep -q -- "$f" "$T/out" || fail "--help does not document $f"
+done
+expect_exit 0 cdc-nats --version
+grep -qE '^cdc-nats \(cdc\) [0-9]+\.[0-9]+\.[0-9]+$' "$T/out" || fail "--version: $(cat "$T/out")"
+expect_exit 64 cdc-nats --no-such-flag
+expect_exit 64 cdc-nats --log "$L" -c a --server "$NATS_URLS" --stream 'a.b'
+expect_exit 64 cdc-nats --log "$L" -c a --server "http://x" --stream S
+expect_exit 64 cdc-nats --log "$L" -c a --server "$NATS_URLS" --stream S --subject 'cdc.{schema}'
+expect_exit 64 cdc-nats --log "$L" -c a --server "$NATS_URLS" --stream S --subject 'cdc.*.{table}'
+expect_exit 64 cdc-nats --stdin -c a --server "$NATS_URLS" --stream S
+expect_exit 64 cdc-nats --log "$L" -c a --server "$NATS_URLS" --stream S --stdin --format debezium
+ok "help, version, bad options"
+
+# --- every op -----------------------------------------------------------
+h() { printf '{"lsn":"0/%X","xid":%d,"ts":"2026-11-29T07:00:00Z"' "$(($1 * 256))" "$1"; }
+{
+  echo "$(h 1),\"op\":\"c\",\"schema\":\"public\",\"table\":\"orders\",\"key\":{\"id\":1},\"before\":null,\"after\":{\"id\":1,\"note\":\"a\nb\"}}"
+  echo "$(h 1),\"op\":\"c\",\"schema\":\"my.shop\",\"table\":\"it ems\",\"key\":{\"id\":2},\"before\":null,\"after\":{\"id\":2}}"
+  echo "$(h 2),\"op\":\"u\",\"schema\":\"public\",\"table\":\"orders\",\"key\":{\"id\":1},\"before\":null,\"after\":{\"id\":1},\"unchanged\":[\"note\"]}"
+  echo "$(h 2),\"op\":\"m\",\"prefix\":\"app\",\"content\":\"hi\",\"transactional\":true}"
+  echo "$(h 3),\"op\":\"d\",\"schema\":\"public\",\"table\":\"orders\",\"key\":{\"id\":1},\"before\":null,\"after\":null}"
+  echo "$(h 4),\"op\":\"s\",\"schema\":\"public\",\"table\":\"orders\",\"key\":null,\"before\":null,\"after\":null,\"columns\":[]}"
+  echo "$(h 4),\"op\":\"t\",\"schema\":\"public\",\"table\":\"orders\",\"key\":null,\"before\":null,\"after\":null,\"options\":{\"cascade\":false,\"restart_identity\":false}}"
+  echo "$(h 5),\"op\":\"r\",\"schema\":\"public\",\"table\":\"orders\",\"key\":{\"id\":3},\"before\":null,\"after\":{\"id\":3}}"
+} > "$T/ops.ndjson"
+cdc-log import --log "$L" -q < "$T/ops.ndjson"
+cdc-tail --log "$L" --schema-changes > "$T/events"
+logid=$(python3 -c "import json; print(json.load(open('$L/log.json'))['log_id'])")
+sink -c ops --stream OPS --metrics-file "$T/metrics"
+P json OPS > "$T/ops.json"
+python3 - "$T/events" "$T/ops.json" "$logid" <<'PY' || fail "OPS stream differs from the log"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+msgs = [json.loads(l) for l in open(sys.argv[2])]
+logid = sys.argv[3]
+assert len(msgs) == len(events), (len(msgs), len(events))
+subjects = []
+for i, (e, m) in enumerate(zip(events, msgs)):
+    h = m["headers"]
+    assert m["stream_seq"] == i + 1
+    assert m["body"] == e, (m["body"], e)
+    assert h["Nats-Msg-Id"] == "%s:%d" % (logid, e["seq"]), h
+    assert h["Cdc-Log"] == logid and h["Cdc-Seq"] == str(e["seq"])
+    assert h["Cdc-Lsn"] == e["lsn"] and h["Cdc-Xid"] == str(e["xid"]) and h["Cdc-Op"] == e["op"]
+    assert h.get("Cdc-Table", "") == ("%s.%s" % (e["schema"], e["table"]) if "table" in e else "")
+    assert (h.get("Cdc-Last") == "true") == bool(e.get("last")), (h, e)
+    subjects.append(m["subject"])
+assert subjects == ["cdc.public.orders", "cdc.my%2Eshop.it%20ems", "cdc.public.orders",
+                    "cdc._._", "cdc.public.orders", "cdc.public.orders",
+                    "cdc.public.orders", "cdc.public.orders"], subjects
+PY
+[ "$(acked ops)" = 8 ] || fail "ops acked $(acked ops), not 8"
+grep -q '^cdc_nats_events_published_total 8$' "$T/metrics" || { cat "$T/metrics"; fail "metrics"; }
+grep -q '^cdc_nats_acked_seq 8$' "$T/metrics" || fail "metrics acked_seq"
+# A replay (the cursor moved back) and a new consumer publish nothing: the
+# stream's last message wins.
+cdc-ack --log "$L" -c ops --seek earliest
+sink -c ops --stream OPS
+sink -c ops2 --stream OPS
+[ "$(P dump OPS | wc -l)" = 8 ] || fail "a replay published again"
+[ "$(acked ops)" = 8 ] && [ "$(acked ops2)" = 8 ] || fail "replays not acked"
+ok "every op: body, headers, subjects, last-event marker, metrics; replays publish nothing"
+
+# Formats: the bodies are cdc-tail's, in the same order.
+for f in debezium cloudevents; do
+  sink -c "f$f" --stream "F$f" --subject "$f.{schema}.{table}" --format "$f"
+  P json "F$f" | python3 -c "
+import json, sys
+print('\n'.join(json.dumps(json.loads(l)['body'], sort_keys=True) for l in sys.stdin))" > "$T/got.$f"
+  cdc-tail --log "$L" --schema-changes --format "$f" | python3 -c "
+import json, sys
+print('\n'.join(json.dumps(json.loads(l), sort_keys=True) for l in sys.stdin))" > "$T/want.$f"
+  python3 - "$T/got.$f" "$T/want.$f" "$f" <<'PY' || fail "$f bodies differ"
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]
+want = [json.loads(l) for l in open(sys.argv[2])]
+strip = lambda d: {k: v for k, v in d.items() if k not in ("ts_ms", "ts_us", "ts_ns")}
+assert len(got) == len(want), (len(got), len(want))
+for g, w in zip(got, want):
+    assert strip(g) == strip(w), (g, w)
+PY
+done
+ok "--format debezium and cloudevents: cdc-tail's bodies"
+
+# --- the pipe ------------------------------------------------------------
+cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log "$L" -c pipe \
+  --server "$NATS_URLS" --stream PIPE --subject 'pipe.{schema}.{table}' -q > "$T/echo"
+cmp -s "$T/echo" "$T/events" || fail "--stdin did not echo every stored event"
+cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log-id "$logid" -c pipe \
+  --server "$NATS_URLS" --stream PIPE --subject 'pipe.{schema}.{table}' -q > "$T/echo2"
+[ ! -s "$T/echo2" ] && [ "$(P dump PIPE | wc -l)" = 8 ] || fail "--stdin replay published again"
+ok "--stdin: echoes what is stored; a replay publishes nothing"
+
+# --- a larger log, two sinks racing on one stream, SIGTERM -----------------
+N=${NATS_FULL:+100000}
+N=${N:-20000}
+L2="$T/big"
+gen_events 1 $((N / 10)) 10 | cdc-log import --log "$L2" -q
+cdc-nats --log "$L2" -c r1 --server "$NATS_URLS" --stream BIG --subject 'big.{table}' --replicas 3 -f 2>"$T/r1.err" &
+r1=$!
+cdc-nats --log "$L2" -c r2 --server "$NATS_URLS" --stream BIG --subject 'big.{table}' --replicas 3 -f 2>"$T/r2.err" &
+r2=$!
+for ((w = 0; w < 600; w++)); do
+  [ "$(acked r1 "$L2")" = "$N" ] && [ "$(acked r2 "$L2")" = "$N" ] && break
+  sleep 0.1
+done
+kill -TERM $r1 $r2
+rc1=0; wait $r1 || rc1=$?
+rc2=0; wait $r2 || rc2=$?
+[ "$rc1" = 0 ] && [ "$rc2" = 0 ] || { cat "$T/r1.err" "$T/r2.err" >&2; fail "racing sinks exited $rc1 $rc2 on SIGTERM"; }
+P dump BIG > "$T/big.dump"
+python3 - "$T/big.dump" "$N" <<'PY' || fail "BIG does not hold each seq once, in order"
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+seqs = [int(r[2]) for r in rows]
+assert seqs == list(range(1, n + 1)), (len(seqs), [s for i, s in enumerate(seqs) if s != i + 1][:5])
+assert [int(r[0]) for r in rows] == list(range(1, n + 1))
+PY
+[ "$(acked r1 "$L2")" = "$N" ] && [ "$(acked r2 "$L2")" = "$N" ] || fail "racing sinks not acked to the end"
+ok "$N events by two racing sinks: each seq once, in order ($(cat "$T/r1.err" "$T/r2.err" | grep -c 'moved under') refusals seen)"
+
+# --- failures -------------------------------------------------------------
+# Another log's stream: 78, nothing published, nothing acked.
+gen_events 1 3 2 | cdc-log import --log "$T/other" -q
+expect_exit 78 cdc-nats --log "$T/other" -c x --server "$NATS_URLS" --stream OPS -q
+expect_one_line 'holds the events of log'
+# A foreign publisher in the stream: 75.
+P req cdc.foreign.x '{}' >/dev/null
+expect_exit 75 cdc-nats --log "$L" -c ops --server "$NATS_URLS" --stream OPS -q
+expect_one_line 'not published by cdc-nats'
+# A full stream (--max-bytes, discard new): 74; acked = what it stored.
+expect_exit 74 cdc-nats --log "$L2" -c full --server "$NATS_URLS" --stream FULL --subject 'full.{table}' \
+  --replicas 3 --max-bytes 20k -q
+expect_one_line 'stream is full'
+last=$(P dump FULL | tail -1 | cut -d' ' -f3)
+[ -n "$last" ] && [ "$(acked full "$L2")" = "$last" ] || fail "full: acked $(acked full "$L2"), stream holds up to $last"
+ok "another log's stream 78, a foreign publisher 75, a full stream 74 (acked $last = stored)"
+
+# No JetStream, permission denied, bad password: single servers.
+read -r p1 p2 <<<"$(_nats_free_ports 2)"
+nats-server -a 127.0.0.1 -p "$p1" >"$T/nojs.log" 2>&1 &
+nojs=$!
+at_exit "kill -9 $nojs"
+cat > "$T/auth.conf" <<EOF
+listen: 127.0.0.1:$p2
+jetstream { store_dir: "$T/authjs" }
+authorization {
+  users = [
+    {user: admin, password: s3cret}
+    {user: ro, password: s3cret, permissions: {publish: {deny: ["cdc.>"]}}}
+  ]
+}
+EOF
+nats-server -c "$T/auth.conf" >"$T/auth.log" 2>&1 &
+auth=$!
+at_exit "kill -9 $auth"
+sleep 0.5
+expect_exit 78 cdc-nats --log "$L" -c nojs --server "nats://127.0.0.1:$p1" --stream S --reconnect-max 2 -q
+expect_one_line 'JetStream is not enabled'
+NATS_USER=admin NATS_PASSWORD=wrong expect_exit 77 cdc-nats --log "$L" -c pw \
+  --server "nats://127.0.0.1:$p2" --stream S --reconnect-max 2 -q
+expect_one_line 'uthorization'
+NATS_USER=ro NATS_PASSWORD=s3cret expect_exit 77 cdc-nats --log "$L" -c ro \
+  --server "nats://127.0.0.1:$p2" --stream S --timeout 2 --reconnect-max 5 -q
+expect_one_line 'Permissions Violation'
+[ -z "$(acked ro)" ] || [ "$(acked ro)" = 0 ] || fail "permission denied, yet acked $(acked ro)"
+ok "no JetStream 78, wrong password 77, publish denied 77 (nothing acked)"
