@@ -308,3 +308,150 @@ TEST_CASE("deeply nested values are copied, never recursed into",
 
 }  // namespace
 }  // namespace cdc::event
+
+namespace cdc::event {
+namespace {
+
+// Debezium's value conventions per PostgreSQL type, once a schema event
+// (op s) told the column types: each type in each mode.
+constexpr const char* kTypesSchema =
+    R"(,"key":null,"before":null,"after":null,"columns":[)"
+    R"({"name":"id","type_oid":23,"key":true},)"
+    R"({"name":"amount","type_oid":1700,"type_mod":655366,"key":false},)"
+    R"({"name":"ratio","type_oid":1700,"key":false},)"
+    R"({"name":"day","type_oid":1082,"key":false},)"
+    R"({"name":"at","type_oid":1083,"key":false},)"
+    R"({"name":"at3","type_oid":1083,"type_mod":3,"key":false},)"
+    R"({"name":"attz","type_oid":1266,"key":false},)"
+    R"({"name":"ts","type_oid":1114,"key":false},)"
+    R"({"name":"ts3","type_oid":1114,"type_mod":3,"key":false},)"
+    R"({"name":"tstz","type_oid":1184,"key":false},)"
+    R"({"name":"raw","type_oid":17,"key":false},)"
+    R"({"name":"doc","type_oid":3802,"key":false},)"
+    R"({"name":"note","type_oid":25,"key":false}]})";
+
+constexpr const char* kTypesRow =
+    R"({"id":1,"amount":"-12.50","ratio":"12.5","day":"2026-11-29",)"
+    R"("at":"07:41:02.123456","at3":"07:41:02.123","attz":"07:41:02.5+01",)"
+    R"("ts":"2026-11-29T07:41:02.123456","ts3":"2026-11-29T07:41:02.123",)"
+    R"("tstz":"2026-11-29T07:41:02.123400Z","raw":"AQL/","doc":{"a":[1]},)"
+    R"("note":"12.50"})";
+
+Json RenderTypes(const RenderOptions& base, const std::string& row) {
+  RenderOptions o = base;
+  o.format = Format::kDebezium;
+  o.clock = [] { return int64_t{0}; };
+  auto r = MakeRenderer(o, SourceInfo{});
+  r->Restart(true);
+  auto ev = [](char op, const std::string& rest) {
+    return std::string(R"({"lsn":"0/100","xid":7,"ts":")") + kTs +
+           R"(","op":")" + op + R"(","schema":"public","table":"t")" + rest;
+  };
+  // The schema event is hidden from the output (fed through Skip).
+  REQUIRE(r->Skip(1, ev('s', kTypesSchema), false).ok());
+  std::string out;
+  REQUIRE(r->Append(
+               2,
+               ev('c', R"(,"key":{"id":1},"before":null,"after":)" + row + "}"),
+               true, &out)
+              .ok());
+  return Json::parse(out)["after"];
+}
+
+TEST_CASE("debezium values: defaults (precise, adaptive, bytes)",
+          "[event][debezium]") {
+  Json a = RenderTypes(RenderOptions{}, kTypesRow);
+  CHECK(a["id"] == 1);
+  // numeric(10,2): the unscaled value (-1250) as big-endian two's
+  // complement bytes, base64; numeric without a scale: a struct.
+  CHECK(a["amount"] == "+x4=");
+  CHECK(a["ratio"] == Json::parse(R"({"scale":1,"value":"fQ=="})"));
+  CHECK(a["day"] == 20786);                     // days since the epoch
+  CHECK(a["at"] == int64_t{27662123456});       // MicroTime: µs since midnight
+  CHECK(a["at3"] == 27662123);                  // Time: ms since midnight
+  CHECK(a["attz"] == "06:41:02.5Z");            // ZonedTime, UTC
+  CHECK(a["ts"] == int64_t{1795938062123456});  // MicroTimestamp
+  CHECK(a["ts3"] == int64_t{1795938062123});    // Timestamp (ms)
+  CHECK(a["tstz"] == "2026-11-29T07:41:02.1234Z");  // ZonedTimestamp
+  CHECK(a["raw"] == "AQL/");                        // bytes: base64 in JSON
+  CHECK(a["doc"] == R"({"a":[1]})");                // io.debezium.data.Json
+  CHECK(a["note"] == "12.50");                      // text stays text
+}
+
+TEST_CASE("debezium values: --decimal-handling double and string",
+          "[event][debezium]") {
+  RenderOptions o;
+  o.decimal_handling = DecimalHandling::kDouble;
+  Json a = RenderTypes(o, kTypesRow);
+  CHECK(a["amount"].is_number_float());
+  CHECK(a["amount"] == -12.5);
+  CHECK(a["ratio"] == 12.5);
+  o.decimal_handling = DecimalHandling::kString;
+  a = RenderTypes(o, kTypesRow);
+  CHECK(a["amount"] == "-12.50");
+  CHECK(a["ratio"] == "12.5");
+}
+
+TEST_CASE("debezium values: --time-precision connect and microseconds",
+          "[event][debezium]") {
+  RenderOptions o;
+  o.time_precision = TimePrecision::kConnect;
+  Json a = RenderTypes(o, kTypesRow);
+  CHECK(a["day"] == 20786);
+  CHECK(a["at"] == 27662123);  // Connect Time: ms, whatever the precision
+  CHECK(a["ts"] == int64_t{1795938062123});
+  CHECK(a["tstz"] == "2026-11-29T07:41:02.1234Z");
+  o.time_precision = TimePrecision::kAdaptiveTimeMicroseconds;
+  a = RenderTypes(o, kTypesRow);
+  CHECK(a["at3"] == int64_t{27662123000});    // time always in µs
+  CHECK(a["ts3"] == int64_t{1795938062123});  // timestamps stay adaptive
+}
+
+TEST_CASE("debezium values: --binary-handling hex and base64",
+          "[event][debezium]") {
+  RenderOptions o;
+  o.binary_handling = BinaryHandling::kHex;
+  CHECK(RenderTypes(o, kTypesRow)["raw"] == "0102ff");
+  o.binary_handling = BinaryHandling::kBase64;
+  CHECK(RenderTypes(o, kTypesRow)["raw"] == "AQL/");
+}
+
+TEST_CASE("debezium values: decimal bytes as Java's BigInteger has them",
+          "[event][debezium]") {
+  auto amount = [](const std::string& v) {
+    std::string row = kTypesRow;
+    row.replace(row.find("\"-12.50\""), 8, "\"" + v + "\"");
+    return RenderTypes(RenderOptions{}, row)["amount"];
+  };
+  CHECK(amount("12.50") == "BOI=");  // 1250
+  CHECK(amount("1.28") == "AIA=");   // 128: a leading zero byte
+  CHECK(amount("-1.28") == "gA==");  // -128: one byte
+  CHECK(amount("-1.29") == "/38=");  // -129
+  CHECK(amount("0.00") == "AA==");
+  CHECK(amount("-0.01") == "/w==");
+  CHECK(amount("1234567890123456789012345678.90") == "AY7pD/bDc+DuTj8K0g==");
+  CHECK(amount("NaN") == "NaN");  // no decimal for it: as stored
+}
+
+TEST_CASE("debezium values: null, unknown relations and old logs as stored",
+          "[event][debezium]") {
+  std::string row = kTypesRow;
+  row.replace(row.find("\"2026-11-29\""), 12, "null");
+  CHECK(RenderTypes(RenderOptions{}, row)["day"].is_null());
+  // No schema event for the table: values as stored.
+  RenderOptions o;
+  o.format = Format::kDebezium;
+  auto r = MakeRenderer(o, SourceInfo{});
+  std::string out;
+  REQUIRE(r->Append(1,
+                    std::string(R"({"lsn":"0/100","xid":7,"ts":")") + kTs +
+                        R"(","op":"c","schema":"public","table":"t",)"
+                        R"("key":{"id":1},"before":null,"after":)" +
+                        kTypesRow + "}",
+                    true, &out)
+              .ok());
+  CHECK(Json::parse(out)["after"] == Json::parse(kTypesRow));
+}
+
+}  // namespace
+}  // namespace cdc::event

@@ -231,7 +231,8 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
                         R"({"name":"status","type_oid":25,"key":false},)"
                         R"({"name":"total","type_oid":1700,"key":false},)"
                         R"({"name":"doc","type_oid":25,"key":false},)"
-                        R"({"name":"note","type_oid":1043,"key":false}]})");
+                        R"({"name":"note","type_oid":1043,"type_mod":24,)"
+                        R"("key":false}]})");
   f.Ok(added);
   CHECK(f.events.empty());
   // The cache follows the new shape.
@@ -246,7 +247,10 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
   Relation resized = retyped;
   resized.columns[1].type_modifier = 36;  // varchar(32) from varchar
   f.Ok(resized);
-  CHECK(f.Only().find(R"("op":"s")") != std::string::npos);
+  // The modifier is recorded: readers need it (numeric scale, precision).
+  CHECK(f.Only().find(
+            R"({"name":"status","type_oid":1043,"type_mod":36,"key":false})") !=
+        std::string::npos);
   Relation renamed = resized;
   renamed.relname = "purchase_orders";
   f.Ok(renamed);

@@ -6,11 +6,13 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cdc/base/time.h"
 #include "cdc/base/version.h"
+#include "cdc/event/debezium_values.h"
 #include "cdc/event/formats.h"
 #include "cdc/event/json_text.h"
 #include "cdc/event/stored.h"
@@ -48,7 +50,8 @@ bool IsNull(std::string_view v) { return v.empty() || v == "null"; }
 class DebeziumRenderer : public Renderer {
  public:
   DebeziumRenderer(const RenderOptions& o, const SourceInfo& source)
-      : with_key_(o.with_key),
+      : o_(o),
+        with_key_(o.with_key),
         clock_(o.clock ? o.clock : std::function<int64_t()>(NowMicros)) {
     std::string name = o.server_name;
     if (name.empty()) name = source.database.empty() ? "cdc" : source.database;
@@ -67,6 +70,7 @@ class DebeziumRenderer : public Renderer {
 
   Status Skip(uint64_t, std::string_view stored, bool last) override {
     CDC_RETURN_IF_ERROR(ScanStored(stored, &f_));
+    if (f_.op_code == 's') Learn();
     Track(last);
     return Status::OK();
   }
@@ -76,6 +80,7 @@ class DebeziumRenderer : public Renderer {
     CDC_RETURN_IF_ERROR(ScanStored(stored, &f_));
     const char op = f_.op_code;
     if (op == 's') {  // Debezium's PostgreSQL connector has no such event
+      Learn();
       Track(last);
       return Status::OK();
     }
@@ -86,6 +91,7 @@ class DebeziumRenderer : public Renderer {
     }
     NewTransactionIfNeeded();
     const bool known = Track(last) > 0;
+    rel_ = FindRelation();
     if (with_key_) {
       out->append("{\"key\":");
       if (op == 'm') {
@@ -93,7 +99,7 @@ class DebeziumRenderer : public Renderer {
         out->append(IsNull(f_.prefix) ? std::string_view("\"\"") : f_.prefix);
         out->push_back('}');
       } else {
-        out->append(IsNull(f_.key) ? std::string_view("null") : f_.key);
+        AppendRow(IsNull(f_.key) ? std::string_view("null") : f_.key, out);
       }
       out->append(",\"value\":");
     }
@@ -101,9 +107,9 @@ class DebeziumRenderer : public Renderer {
     if (op != 't' && op != 'm') {
       out->append("\"before\":");
       if (!IsNull(f_.before)) {
-        out->append(f_.before);
+        AppendRow(f_.before, out);
       } else if ((op == 'u' || op == 'd') && !IsNull(f_.key)) {
-        out->append(f_.key);  // the identity is all PostgreSQL sent
+        AppendRow(f_.key, out);  // the identity is all PostgreSQL sent
       } else {
         out->append("null");
       }
@@ -213,12 +219,114 @@ class DebeziumRenderer : public Renderer {
     return order;
   }
 
+  struct Column {
+    std::string name;  // its JSON string token, as rows hold it
+    uint32_t oid = 0;
+    int32_t typmod = -1;
+    bool converts = false;
+  };
+  struct Relation {
+    std::vector<Column> columns;
+    bool converts = false;  // some column's values are converted
+  };
+
+  static std::string RelationKey(std::string_view schema,
+                                 std::string_view table) {
+    std::string k(schema);
+    k.push_back('\0');
+    k.append(table);
+    return k;
+  }
+
+  // A schema event: the relation's columns and their types, for the
+  // value conventions of the events after it.
+  void Learn() {
+    Relation rel;
+    try {
+      auto cols = nlohmann::json::parse(f_.columns);
+      for (const auto& c : cols) {
+        Column col;
+        if (!AppendJsonString(c.at("name").get<std::string>(), &col.name))
+          continue;
+        col.oid = c.at("type_oid").get<uint32_t>();
+        if (c.contains("type_mod")) col.typmod = c["type_mod"].get<int32_t>();
+        col.converts = DebeziumConverts(col.oid, o_);
+        rel.converts = rel.converts || col.converts;
+        rel.columns.push_back(std::move(col));
+      }
+    } catch (const nlohmann::json::exception&) {
+      return;  // a schema event without column types: values as stored
+    }
+    relations_[RelationKey(f_.schema, f_.table)] = std::move(rel);
+  }
+
+  const Relation* FindRelation() const {
+    if (relations_.empty()) return nullptr;
+    auto it = relations_.find(RelationKey(f_.schema, f_.table));
+    if (it == relations_.end() || !it->second.converts) return nullptr;
+    return &it->second;
+  }
+
+  // A row object (before, after, key), its values converted per column
+  // type when the relation's types are known.
+  void AppendRow(std::string_view row, std::string* out) const {
+    if (rel_ == nullptr || row.size() < 2 || row.front() != '{') {
+      out->append(row);
+      return;
+    }
+    const size_t start = out->size();
+    out->push_back('{');
+    size_t p = 1;
+    bool first = true;
+    auto ws = [&] {
+      while (p < row.size() && (row[p] == ' ' || row[p] == '\n' ||
+                                row[p] == '\t' || row[p] == '\r'))
+        ++p;
+    };
+    for (;;) {
+      ws();
+      if (p < row.size() && row[p] == '}') break;
+      size_t nb = p;
+      if (!SkipJsonValue(row, &p)) break;
+      std::string_view name = row.substr(nb, p - nb);
+      ws();
+      if (p >= row.size() || row[p] != ':') break;
+      ++p;
+      ws();
+      size_t vb = p;
+      if (!SkipJsonValue(row, &p)) break;
+      std::string_view value = row.substr(vb, p - vb);
+      if (!first) out->push_back(',');
+      first = false;
+      out->append(name);
+      out->push_back(':');
+      const Column* col = nullptr;
+      for (const Column& c : rel_->columns)
+        if (c.name == name) col = &c;
+      if (col != nullptr && col->converts)
+        AppendDebeziumValue(value, col->oid, col->typmod, o_, out);
+      else
+        out->append(value);
+      ws();
+      if (p < row.size() && row[p] == ',') ++p;
+    }
+    ws();
+    if (p >= row.size() || row[p] != '}' || p + 1 != row.size()) {
+      out->resize(start);  // not an object of members: as stored
+      out->append(row);
+      return;
+    }
+    out->push_back('}');
+  }
+
   void AppendAfter(std::string* out) const {
     if (IsNull(f_.after) || f_.after.size() < 2 || f_.after.back() != '}') {
       out->append(IsNull(f_.after) ? std::string_view("null") : f_.after);
       return;
     }
-    out->append(f_.after.substr(0, f_.after.size() - 1));
+    const size_t start = out->size();
+    AppendRow(f_.after, out);
+    if (out->size() > start && out->back() == '}') out->pop_back();
     bool empty =
         f_.after.find_first_not_of(" \t\r\n", 1) == f_.after.size() - 1;
     // Unchanged TOASTed columns: Debezium's placeholder, by name.
@@ -267,10 +375,13 @@ class DebeziumRenderer : public Renderer {
     return Status::OK();
   }
 
+  const RenderOptions o_;
   const bool with_key_;
   const std::function<int64_t()> clock_;
-  std::string fixed_;  // {"version":..,"connector":..,"name":..
-  std::string db_;     // ,"db":..
+  std::unordered_map<std::string, Relation> relations_;
+  const Relation* rel_ = nullptr;  // the event's, when values convert
+  std::string fixed_;              // {"version":..,"connector":..,"name":..
+  std::string db_;                 // ,"db":..
   StoredFields f_;
 
   // The transaction being read.

@@ -23,7 +23,8 @@
 //   m         "prefix" string, "content" string (text, or base64 with
 //             "content_encoding":"base64"), "transactional" bool
 //   s         "key","before","after" null, "columns":[{"name","type_oid",
-//             "key"}...], optional "generated":[names]
+//             ["type_mod",] "key"}...] (type_mod: atttypmod, only when the
+//             type has one), optional "generated":[names]
 //   Any other member is kept and passed on as it is (cdc-log import).
 //
 // Row objects map column names to values rendered as cdc/pg/types.h says.

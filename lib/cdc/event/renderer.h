@@ -39,6 +39,12 @@ struct SourceInfo {
   std::string slot;
 };
 
+// Debezium's decimal.handling.mode, time.precision.mode and
+// binary.handling.mode (cdc-tail(1), DEBEZIUM FORMAT).
+enum class DecimalHandling { kPrecise, kDouble, kString };
+enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kConnect };
+enum class BinaryHandling { kBytes, kBase64, kHex };
+
 struct RenderOptions {
   Format format = Format::kNative;
   // debezium: print {"key":K,"value":V} instead of the value alone.
@@ -49,6 +55,11 @@ struct RenderOptions {
   // debezium: the clock of the top-level ts_ms/ts_us/ts_ns, µs since the
   // Unix epoch (default cdc::NowMicros).
   std::function<int64_t()> clock;
+  // debezium: how values of a column whose type a schema event told are
+  // rendered; Debezium's defaults.
+  DecimalHandling decimal_handling = DecimalHandling::kPrecise;
+  TimePrecision time_precision = TimePrecision::kAdaptive;
+  BinaryHandling binary_handling = BinaryHandling::kBytes;
 };
 
 class Renderer {

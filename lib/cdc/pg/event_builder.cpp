@@ -348,6 +348,10 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     (void)AppendJsonString(c.name, &line);
     line.append(",\"type_oid\":");
     line.append(std::to_string(c.type_oid));
+    if (c.type_modifier >= 0) {  // e.g. numeric(10,2), timestamp(3)
+      line.append(",\"type_mod\":");
+      line.append(std::to_string(c.type_modifier));
+    }
     line.append(c.is_key() ? ",\"key\":true}" : ",\"key\":false}");
   }
   line.push_back(']');

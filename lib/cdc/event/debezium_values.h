@@ -1,0 +1,32 @@
+// Column values as Debezium's PostgreSQL connector renders them (through
+// JsonConverter, schemas.enable=false), from the native stored value and
+// the column's PostgreSQL type (its oid and type modifier, as a schema
+// event "s" records them). See cdc-tail(1), DEBEZIUM FORMAT.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cdc/event/renderer.h"
+
+namespace cdc::event {
+
+// PostgreSQL type oids the conversions know.
+namespace pgtype {
+inline constexpr uint32_t kBytea = 17, kJson = 114, kMoney = 790, kDate = 1082,
+                          kTime = 1083, kTimestamp = 1114, kTimestamptz = 1184,
+                          kTimetz = 1266, kNumeric = 1700, kJsonb = 3802;
+}  // namespace pgtype
+
+// True when a value of this type is rendered other than as stored.
+bool DebeziumConverts(uint32_t oid, const RenderOptions& o);
+
+// Appends the Debezium form of the stored JSON value `v` (its text, as
+// the log holds it) of a column of type `oid` with modifier `typmod` (-1:
+// none). A value this cannot read (NaN, infinity, a form the writer does
+// not produce) is appended as stored.
+void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
+                         const RenderOptions& o, std::string* out);
+
+}  // namespace cdc::event
