@@ -185,8 +185,11 @@ if [ "$PG_MAJOR" -ge 18 ]; then
   cdc-capture --log "$T/plain" --dsn "$CDC_TEST_DSN" --slot plain --publication plain -q --exit-when-idle
   psql_q -c "INSERT INTO gen (id, a) VALUES (3, 7)"
   cdc-capture --log "$T/plain" --dsn "$CDC_TEST_DSN" --slot plain --publication plain -q --exit-when-idle
-  got=$(cdc-tail --log "$T/plain" --table gen | python3 -c 'import json,sys; print([json.loads(l)["after"] for l in sys.stdin])')
-  [ "$got" = "[{'id': 3, 'a': 7}]" ] || fail "an existing publication's generated columns: $got"
+  # Rows 1 and 2 come from the initial snapshot, row 3 from the stream:
+  # neither carries the generated columns this publication does not send.
+  got=$(cdc-tail --log "$T/plain" --table gen | python3 -c 'import json,sys; print([(json.loads(l)["op"], json.loads(l)["after"]) for l in sys.stdin])')
+  [ "$got" = "[('r', {'id': 1, 'a': 5}), ('r', {'id': 2, 'a': 6}), ('c', {'id': 3, 'a': 7})]" ] ||
+    fail "an existing publication's generated columns: $got"
   psql_q -c "SELECT pg_drop_replication_slot('plain')" >/dev/null
   ok "an existing publication without publish_generated_columns is used as it is"
 else
