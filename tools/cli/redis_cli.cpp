@@ -395,8 +395,7 @@ Status Runner::Run() {
   // The batch in flight is confirmed (or failed) before the ack.
   // After a failure the unconfirmed seq stays: it says where to start.
   Status settled = Settle();
-  if (result.ok() && settled.ok() && conn_ != nullptr)
-    settled = Unconfirmed();
+  if (result.ok() && settled.ok() && conn_ != nullptr) settled = Unconfirmed();
   if (result.ok()) result = settled;
   Status acked = Ack(true);
   MaybeWriteMetrics(true);
