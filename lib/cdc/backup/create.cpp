@@ -4,8 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "cdc/backup/source.h"
 #include "cdc/backup/tar.h"
@@ -23,6 +29,32 @@ namespace cdc::backup {
 
 namespace {
 
+// Stores `len` bytes of `fd` (from offset 0) through `write`, hashing them
+// on the way; `done` is told of each chunk.
+Status HashAndCopy(
+    int fd, const std::string& src, uint64_t len, std::string* sha256,
+    const std::function<Status(std::string_view, uint64_t)>& write,
+    const std::function<void(uint64_t)>& done) {
+  Sha256 h;
+  std::string buf(kChunk, '\0');
+  uint64_t off = 0;
+  while (off < len) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, len - off));
+    CDC_ASSIGN_OR_RETURN(size_t got, PreadUpTo(fd, buf.data(), want, off, src));
+    if (got < want)
+      return Status::IOError(src + " shrank while it was copied (from " +
+                             std::to_string(len) + " to " +
+                             std::to_string(off + got) + " bytes)");
+    std::string_view d(buf.data(), got);
+    h.Update(d);
+    CDC_RETURN_IF_ERROR(write(d, off));
+    off += got;
+    done(got);
+  }
+  *sha256 = h.HexDigest();
+  return Status::OK();
+}
+
 // Where the copied files go: a directory or a tar stream.
 class Out {
  public:
@@ -30,17 +62,36 @@ class Out {
   virtual Status Begin(const std::string& rel, uint64_t size) = 0;
   virtual Status Write(std::string_view data) = 0;
   virtual Status End() = 0;
+  // Stores `len` bytes of `fd` as `rel`; its SHA-256 in `sha256`. Called
+  // from Threads() threads at once; nothing else runs meanwhile.
+  virtual Status Store(const std::string& rel, int fd, const std::string& src,
+                       uint64_t len, std::string* sha256,
+                       const std::function<void(uint64_t)>& done) {
+    CDC_RETURN_IF_ERROR(Begin(rel, len));
+    CDC_RETURN_IF_ERROR(HashAndCopy(
+        fd, src, len, sha256,
+        [this](std::string_view d, uint64_t) { return Write(d); }, done));
+    return End();
+  }
+  virtual int Threads() const { return 1; }
   // Writes the manifest and makes the backup whole.
   virtual Status Commit(const std::string& manifest) = 0;
 };
 
 // Builds the backup in a hidden sibling directory and renames it into
-// place once the manifest is written and everything is synced.
+// place once everything is synced and the manifest written.
+//
+// Files are not synced one by one as they are written (each fdatasync
+// would wait for the disk while nothing else is copied): writeback of each
+// chunk is started at once (sync_file_range), the file kept open, and
+// fdatasync'd later, when more than kMaxUnsynced wait or in Commit, before
+// the manifest is written. By then most of it is on disk already.
 class DirOut : public Out {
  public:
   explicit DirOut(std::string target)
       : target_(std::move(target)), tmp_(TempSibling(target_, "partial")) {}
   ~DirOut() override {
+    unsynced_.clear();
     if (!done_) (void)RemoveTree(tmp_);
   }
   Status Start() {
@@ -58,12 +109,34 @@ class DirOut : public Out {
   Status Write(std::string_view d) override {
     return WriteAll(f_.fd(), d.data(), d.size(), path_);
   }
-  Status End() override {
-    Status s = SyncFile(f_.fd(), path_);
-    f_.Reset();
-    return s;
+  Status End() override { return SyncLater(std::move(f_), path_); }
+  Status Store(const std::string& rel, int fd, const std::string& src,
+               uint64_t len, std::string* sha256,
+               const std::function<void(uint64_t)>& done) override {
+    const std::string path = JoinPath(tmp_, rel);
+    CDC_ASSIGN_OR_RETURN(FileHandle f,
+                         OpenFile(path, O_WRONLY | O_CREAT | O_EXCL, 0600));
+    CDC_RETURN_IF_ERROR(HashAndCopy(
+        fd, src, len, sha256,
+        [&](std::string_view d, uint64_t off) {
+          CDC_RETURN_IF_ERROR(WriteAll(f.fd(), d.data(), d.size(), path));
+          // Only starts the writeback; errors show in the fdatasync.
+          (void)::sync_file_range(f.fd(), static_cast<off_t>(off),
+                                  static_cast<off_t>(d.size()),
+                                  SYNC_FILE_RANGE_WRITE);
+          return Status::OK();
+        },
+        done));
+    return SyncLater(std::move(f), path);
   }
+  int Threads() const override { return 2; }
   Status Commit(const std::string& manifest) override {
+    // Every file the manifest names is durable before it is written.
+    while (!unsynced_.empty()) {
+      Unsynced u = std::move(unsynced_.front());
+      unsynced_.pop_front();
+      CDC_RETURN_IF_ERROR(SyncFile(u.f.fd(), u.path));
+    }
     CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, "segments")));
     const std::string mpath = JoinPath(tmp_, kManifestName);
     CDC_RETURN_IF_ERROR(WriteFileAtomic(mpath, manifest));
@@ -76,8 +149,31 @@ class DirOut : public Out {
   }
 
  private:
+  struct Unsynced {
+    FileHandle f;
+    std::string path;
+  };
+  static constexpr size_t kMaxUnsynced = 64;  // open descriptors kept
+
+  // Keeps `f` open to fdatasync it later, syncing the oldest when too many
+  // wait (its writeback began long ago).
+  Status SyncLater(FileHandle f, const std::string& path) {
+    std::optional<Unsynced> oldest;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      unsynced_.push_back(Unsynced{std::move(f), path});
+      if (unsynced_.size() > kMaxUnsynced) {
+        oldest = std::move(unsynced_.front());
+        unsynced_.pop_front();
+      }
+    }
+    return oldest ? SyncFile(oldest->f.fd(), oldest->path) : Status::OK();
+  }
+
   std::string target_, tmp_, path_;
   FileHandle f_;
+  std::mutex mu_;
+  std::deque<Unsynced> unsynced_;
   bool done_ = false;
 };
 
@@ -116,6 +212,14 @@ struct Scratch {
   }
 };
 
+// A segment to copy in RunCopies: its first `len` bytes.
+struct CopyJob {
+  std::string src;  // opened when copied: one descriptor per thread
+  uint64_t len = 0;
+  size_t entry = 0;    // its index in the manifest's files
+  std::string expect;  // the seal record's SHA-256, when it has one
+};
+
 class Builder {
  public:
   Builder(const CreateOptions& o, Out* out) : o_(o), out_(out) {}
@@ -134,28 +238,39 @@ class Builder {
   }
   // Stores `len` bytes of `fd` as `rel`, hashing them on the way.
   Status Copy(int fd, const std::string& src, uint64_t len, FileEntry* e) {
-    CDC_RETURN_IF_ERROR(out_->Begin(e->path, len));
-    Sha256 h;
-    std::string buf(kChunk, '\0');
-    uint64_t off = 0;
-    while (off < len) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, len - off));
-      CDC_ASSIGN_OR_RETURN(size_t got,
-                           PreadUpTo(fd, buf.data(), want, off, src));
-      if (got < want)
-        return Status::IOError(src + " shrank while it was copied (from " +
-                               std::to_string(len) + " to " +
-                               std::to_string(off + got) + " bytes)");
-      std::string_view d(buf.data(), got);
-      h.Update(d);
-      CDC_RETURN_IF_ERROR(out_->Write(d));
-      off += got;
-      Progress(got);
-    }
-    CDC_RETURN_IF_ERROR(out_->End());
+    CDC_RETURN_IF_ERROR(out_->Store(e->path, fd, src, len, &e->sha256,
+                                    [this](uint64_t n) { Progress(n); }));
     e->bytes = len;
-    e->sha256 = h.HexDigest();
     bytes_stored_ += len;
+    return Status::OK();
+  }
+  // Copies every job's file into `files` (a sealed segment's SHA-256
+  // checked against its seal record), Threads() of them at a time.
+  Status RunCopies(std::vector<CopyJob>& jobs, std::vector<FileEntry>& files) {
+    std::vector<Status> st(jobs.size());
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+      for (size_t i; !failed && (i = next++) < jobs.size();) {
+        CopyJob& j = jobs[i];
+        FileEntry& e = files[j.entry];
+        auto f = log::SegmentFile::Open(j.src);
+        st[i] = f.ok() ? Copy(f->fd(), j.src, j.len, &e) : f.status();
+        if (st[i].ok() && !j.expect.empty() && e.sha256 != j.expect)
+          st[i] =
+              Status::Corruption(e.path + ": SHA-256 " + e.sha256 +
+                                 " does not match its seal record " + j.expect +
+                                 " (the log is damaged; run cdc-log verify)");
+        if (!st[i].ok()) failed = true;
+      }
+    };
+    const size_t n = std::min<size_t>(out_->Threads(), jobs.size());
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < n; ++t) helpers.emplace_back(work);
+    work();
+    for (auto& t : helpers) t.join();
+    for (auto& s : st)
+      if (!s.ok()) return s;
     return Status::OK();
   }
   Status StoreText(const std::string& text, FileEntry* e) {
@@ -171,6 +286,7 @@ class Builder {
     return out_->End();
   }
   void Progress(uint64_t n) {
+    std::lock_guard<std::mutex> l(mu_);
     done_ += n;
     if (o_.progress) o_.progress(done_, std::max(done_, total_));
   }
@@ -181,7 +297,9 @@ class Builder {
   const CreateOptions& o_;
   Out* out_;
   std::optional<LoadedManifest> base_;
-  uint64_t done_ = 0, total_ = 0, bytes_stored_ = 0;
+  std::mutex mu_;
+  uint64_t done_ = 0, total_ = 0;
+  std::atomic<uint64_t> bytes_stored_{0};
 };
 
 Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
@@ -194,6 +312,7 @@ Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
   }
   b.set_total(total);
   m->first_seq = segs.front().base_seq;
+  std::vector<CopyJob> jobs;
   for (size_t i = 0; i < segs.size(); ++i) {
     const auto& s = segs[i];
     FileEntry e;
@@ -213,16 +332,11 @@ Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
             log::CheckSealedSegment(s, size, segs[i + 1].base_seq));
         e.bytes = size;
         e.sha256 = s.seal->sha256;
-        if (!b.Reuse(&e)) {
-          CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, size, &e));
-          if (e.sha256 != s.seal->sha256)
-            return Status::Corruption(
-                s.name + ": SHA-256 " + e.sha256 +
-                " does not match its seal record " + s.seal->sha256 +
-                " (the log is damaged; run cdc-log verify)");
-        } else {
+        if (!b.Reuse(&e))
+          jobs.push_back(
+              CopyJob{s.path, size, m->files.size(), s.seal->sha256});
+        else
           b.Progress(size);
-        }
         if (m->first_lsn == 0) m->first_lsn = s.seal->first_lsn;
         if (s.seal->last_lsn != 0) m->last_lsn = s.seal->last_lsn;
         CDC_ASSIGN_OR_RETURN(record,
@@ -230,7 +344,7 @@ Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
       } else {
         // Sealed by a writer that died before recording it: the next
         // writer rebuilds the record, so does a restored log's.
-        CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, size, &e));
+        jobs.push_back(CopyJob{s.path, size, m->files.size(), ""});
       }
       m->files.push_back(e);
       if (!record.empty()) {
@@ -256,7 +370,7 @@ Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
             s.name, scan.valid_end, scan.next_seq, 0, scan.stop_detail));
     }
     e.end_seq = scan.next_seq;
-    CDC_RETURN_IF_ERROR(b.Copy(f.fd(), s.path, scan.txn_end, &e));
+    jobs.push_back(CopyJob{s.path, scan.txn_end, m->files.size(), ""});
     if (scan.has_commit) {
       if (m->first_lsn == 0) m->first_lsn = scan.first_lsn;
       m->last_lsn = scan.last_lsn;
@@ -264,7 +378,7 @@ Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
     m->end_seq = e.end_seq;
     m->files.push_back(e);
   }
-  return Status::OK();
+  return b.RunCopies(jobs, m->files);
 }
 
 Result<CreateResult> Build(const CreateOptions& o, const log::LogIdentity& id,
