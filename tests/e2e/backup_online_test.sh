@@ -24,11 +24,18 @@ L="$T/log"
 gen_events 1 300 5 | cdc-log import --log "$L" --segment-size 16k --commit-delay 0 -q
 cdc-ack --log "$L" -c alpha --create --seek earliest > /dev/null
 cdc-ack --log "$L" -c alpha 700 > /dev/null
-# The writer appends at full speed while the backup runs.
-gen_events 301 4000 5 > "$T/more"
-cdc-log import --log "$L" --segment-size 16k --commit-delay 0 -q < "$T/more" & wp=$!
+# The writer appends at full speed while the backup runs: its input comes
+# in bursts of 20 transactions every 10 ms, and the backup starts once
+# some of it is in the log, so even on a quiet machine it is still writing.
+gen_events 301 3700 5 > "$T/more"
+pace() { python3 -c '
+import sys, time
+lines = sys.stdin.readlines()
+for i in range(0, len(lines), 100):
+    sys.stdout.write("".join(lines[i:i + 100])); sys.stdout.flush(); time.sleep(0.01)'; }
+pace < "$T/more" | cdc-log import --log "$L" --segment-size 16k --commit-delay 0 -q & wp=$!
 at_exit "kill $wp"
-sleep 0.2
+for _ in $(seq 100); do [ "$(cdc-tail --log "$L" | wc -l)" -gt 2500 ] && break; sleep 0.05; done
 kill -0 "$wp" 2>/dev/null || fail "the writer finished before the backup started; give it more work"
 cdc-backup create --log "$L" --out "$T/b1" > "$T/summary"
 wait "$wp"
