@@ -6,7 +6,7 @@
 # run.
 #
 #   bench/nats/run.sh [--bin build/tools] [--json bench/results/nats.json]
-#                     [--events 100000] [--in-flight 1024]
+#                     [--events 100000] [--in-flight 1024] [--runs 3]
 #
 # The cluster is scripts/nats.sh's (3 nodes on loopback, file storage).
 # The log holds --events inserts into one table, 10 per transaction (about
@@ -15,19 +15,24 @@
 # log, rendering, publishing, every answer, the final ack) into a fresh
 # stream; the loop (build/bench/cdc-nats-probe loop) publishes the native lines
 # cdc-tail prints for the same log into another fresh stream of the same
-# replicas and waits for every answer. Prints a table; writes JSON.
+# replicas and waits for every answer. The two alternate --runs times for
+# each replica count (the servers share the machine's cores with them, so
+# one pair is noise); the medians are compared. Prints a table; writes
+# JSON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
 JSON=$ROOT/bench/results/nats.json
 EVENTS=100000
 INFLIGHT=1024
+RUNS=3
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
     --events) EVENTS=$2; shift 2 ;;
     --in-flight) INFLIGHT=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
     *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
   esac
 done
@@ -54,29 +59,42 @@ cdc-log import --log "$T/log" -q < "$T/in.ndjson"
 cdc-tail --log "$T/log" > "$T/payloads"
 
 now() { date +%s.%N; }
-sink_rate() {  # sink_rate REPLICAS -> events/s
-  local s e
+sink_rate() {  # sink_rate REPLICAS RUN -> events/s
+  local s e name="SINK$1x$2"
   s=$(now)
-  cdc-nats --log "$T/log" -c "b$1" --server "$NATS_URLS" --stream "SINK$1" \
-    --subject "sink$1.{schema}.{table}" --replicas "$1" --max-in-flight "$INFLIGHT" -q
+  cdc-nats --log "$T/log" -c "b$1x$2" --server "$NATS_URLS" --stream "$name" \
+    --subject "sink$1x$2.{schema}.{table}" --replicas "$1" --max-in-flight "$INFLIGHT" -q
   e=$(now)
   local n
-  n=$("$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.INFO.SINK$1" |
+  n=$("$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.INFO.$name" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['state']['messages'])")
-  [ "$n" = "$EVENTS" ] || { echo "run.sh: SINK$1 holds $n messages" >&2; exit 1; }
+  [ "$n" = "$EVENTS" ] || { echo "run.sh: $name holds $n messages" >&2; exit 1; }
+  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.DELETE.$name" >/dev/null
   python3 -c "print(int($EVENTS / ($e - $s)))"
 }
-loop_rate() {  # loop_rate REPLICAS -> events/s
-  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.CREATE.LOOP$1" \
-    "{\"name\":\"LOOP$1\",\"subjects\":[\"loop$1.>\"],\"storage\":\"file\",\"num_replicas\":$1}" >/dev/null
-  "$PROBE" "$NATS_URLS" loop "loop$1.public.orders" "$T/payloads" "$INFLIGHT" |
+loop_rate() {  # loop_rate REPLICAS RUN -> events/s
+  local name="LOOP$1x$2"
+  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.CREATE.$name" \
+    "{\"name\":\"$name\",\"subjects\":[\"loop$1x$2.>\"],\"storage\":\"file\",\"num_replicas\":$1}" >/dev/null
+  "$PROBE" "$NATS_URLS" loop "loop$1x$2.public.orders" "$T/payloads" "$INFLIGHT" |
     awk '{print int($3)}'
+  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.DELETE.$name" >/dev/null
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+measure() {  # measure REPLICAS -> "SINK_MEDIAN LOOP_MEDIAN"
+  local sinks=() loops=() i
+  for i in $(seq "$RUNS"); do
+    sinks+=("$(sink_rate "$1" "$i")")
+    loops+=("$(loop_rate "$1" "$i")")
+    echo "  R$1 run $i: cdc-nats ${sinks[-1]}, loop ${loops[-1]} events/s" >&2
+  done
+  echo "$(median "${sinks[@]}") $(median "${loops[@]}")"
 }
 
-r1=$(sink_rate 1); l1=$(loop_rate 1)
-r3=$(sink_rate 3); l3=$(loop_rate 3)
+read -r r1 l1 <<<"$(measure 1)"
+read -r r3 l3 <<<"$(measure 3)"
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
-printf '%-52s %12s\n' "measure ($EVENTS events, $INFLIGHT in flight)" "events/s"
+printf '%-52s %12s\n' "median of $RUNS ($EVENTS events, $INFLIGHT in flight)" "events/s"
 printf '%-52s %12s\n' "cdc-nats into an R1 stream" "$r1"
 printf '%-52s %12s\n' "js_PublishAsync loop into an R1 stream (limit)" "$l1"
 printf '%-52s %12s\n' "  ratio" "$(ratio "$r1" "$l1")"
@@ -85,7 +103,7 @@ printf '%-52s %12s\n' "js_PublishAsync loop into an R3 stream (limit)" "$l3"
 printf '%-52s %12s\n' "  ratio" "$(ratio "$r3" "$l3")"
 mkdir -p "$(dirname "$JSON")"
 cat > "$JSON" <<J
-{"events":$EVENTS,"in_flight":$INFLIGHT,"host_cpus":$(nproc),
+{"events":$EVENTS,"in_flight":$INFLIGHT,"runs":$RUNS,"host_cpus":$(nproc),
  "nats_server":"$(nats-server --version | awk '{print $2}')",
  "cdc_nats_r1_events_per_s":$r1,"loop_r1_events_per_s":$l1,"r1_ratio":$(ratio "$r1" "$l1"),
  "cdc_nats_r3_events_per_s":$r3,"loop_r3_events_per_s":$l3,"r3_ratio":$(ratio "$r3" "$l3")}

@@ -2,6 +2,7 @@
 // JetStream stream, exactly once. See cdc-nats(1).
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <thread>
 
 #include "cdc/base/fs.h"
@@ -488,7 +489,8 @@ int RunCli(int argc, char** argv) {
                  "without quorum) before exiting 69 (default 60)")
       ->check(tools::DurationFlag(0));
   app.add_option("--timeout", o.timeout_s,
-                 "Seconds to wait for one publish's answer (default 10)")
+                 "Seconds publishes in flight may go without an answer "
+                 "(default 10)")
       ->check(tools::DurationFlag(0, /*exclusive=*/true));
   app.add_flag("-q,--quiet", o.quiet, "Only errors on stderr");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");

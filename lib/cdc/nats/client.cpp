@@ -9,6 +9,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "cdc/base/time.h"
+
 namespace cdc::nats {
 
 namespace {
@@ -114,8 +116,12 @@ struct Client::Impl {
 
   mutable std::mutex mu;
   std::condition_variable cv;
+  int waiters = 0;  // threads waiting on cv: only then is it notified
   std::vector<PublishResult> results;
   size_t in_flight = 0;
+  // When the last answer arrived, or the first publish after none were in
+  // flight: the publishes in flight have had no answer since then.
+  int64_t quiet_since_us = 0;
   std::string async_error;
   std::atomic<uint64_t> reconnects{0};
 
@@ -131,14 +137,21 @@ struct Client::Impl {
 
 namespace {
 
+// The Cdc-Seq of a message cdc-nats published (0 if none).
+uint64_t MessageSeq(natsMsg* msg) {
+  uint64_t seq = 0;
+  const char* v = nullptr;
+  if (msg != nullptr && natsMsgHeader_Get(msg, kSeqHeader, &v) == NATS_OK &&
+      v != nullptr)
+    std::from_chars(v, v + strlen(v), seq);
+  return seq;
+}
+
 void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
            void* closure) {
   auto* im = static_cast<Client::Impl*>(closure);
   PublishResult r;
-  const char* v = nullptr;
-  if (msg != nullptr && natsMsgHeader_Get(msg, kSeqHeader, &v) == NATS_OK &&
-      v != nullptr)
-    std::from_chars(v, v + strlen(v), r.seq);
+  r.seq = MessageSeq(msg);
   if (pa != nullptr) {
     r.stream_seq = pa->Sequence;
     r.duplicate = pa->Duplicate;
@@ -158,12 +171,15 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
     r.error = Status::Internal("publish: no answer and no error");
   }
   natsMsg_Destroy(msg);
+  bool wake;
   {
     std::lock_guard<std::mutex> l(im->mu);
     im->results.push_back(std::move(r));
     if (im->in_flight > 0) --im->in_flight;
+    im->quiet_since_us = MonoMicros();
+    wake = im->waiters > 0;
   }
-  im->cv.notify_all();
+  if (wake) im->cv.notify_all();
 }
 
 void OnAsyncError(natsConnection* nc, natsSubscription*, natsStatus err,
@@ -354,16 +370,20 @@ Status Client::PublishAsync(const OutMessage& m,
   Impl& im = *impl_;
   {
     std::unique_lock<std::mutex> l(im.mu);
-    // Every publish is answered within publish_timeout_ms (by the server
-    // or by nats.c's timeout), so a full window drains in that time.
-    if (!im.cv.wait_for(
-            l, std::chrono::milliseconds(2 * im.o.publish_timeout_ms + 1000),
-            [&] {
-              return im.in_flight < static_cast<size_t>(im.o.max_in_flight);
-            }))
-      return Status::Unavailable("publish: " + std::to_string(im.in_flight) +
-                                 " publishes unanswered");
-    ++im.in_flight;
+    // A full window drains within publish_timeout_ms: answers arrive, or
+    // TakeResults times the window out.
+    if (im.in_flight >= static_cast<size_t>(im.o.max_in_flight)) {
+      ++im.waiters;
+      const bool room = im.cv.wait_for(
+          l, std::chrono::milliseconds(im.o.publish_timeout_ms), [&] {
+            return im.in_flight < static_cast<size_t>(im.o.max_in_flight);
+          });
+      --im.waiters;
+      if (!room)
+        return Status::Unavailable("publish: " + std::to_string(im.in_flight) +
+                                   " publishes unanswered");
+    }
+    if (im.in_flight++ == 0) im.quiet_since_us = MonoMicros();
   }
   auto undo = [&] {
     std::lock_guard<std::mutex> l(im.mu);
@@ -373,9 +393,14 @@ Status Client::PublishAsync(const OutMessage& m,
   natsStatus s =
       natsMsg_Create(&msg, m.subject.c_str(), nullptr, m.payload.data(),
                      static_cast<int>(m.payload.size()));
-  for (size_t i = 0; s == NATS_OK && i < m.headers.size(); ++i)
-    s = natsMsgHeader_Set(msg, m.headers[i].first.c_str(),
-                          m.headers[i].second.c_str());
+  // OutMessage::headers: NUL-ended names and values, one after another.
+  for (size_t at = 0; s == NATS_OK && at < m.headers.size();) {
+    const char* name = m.headers.c_str() + at;
+    const size_t name_len = strlen(name);
+    const char* value = name + name_len + 1;
+    s = natsMsgHeader_Set(msg, name, value);
+    at += name_len + 1 + strlen(value) + 1;
+  }
   // nats.c leaves an expected sequence of 0 out; the server takes the
   // header as it is, so an empty stream can be asked for too.
   if (s == NATS_OK && expect_last && *expect_last == 0)
@@ -385,9 +410,10 @@ Status Client::PublishAsync(const OutMessage& m,
     undo();
     return ErrorStatus(s, 0, LastErrorText(s), "build message");
   }
+  // No MaxWait: nats.c would keep a timer record for every message for
+  // that long, answered or not. The window's timeout is TakeResults'.
   jsPubOptions po;
   jsPubOptions_Init(&po);
-  po.MaxWait = im.o.publish_timeout_ms;
   if (expect_last && *expect_last > 0) po.ExpectLastSeq = *expect_last;
   s = js_PublishMsgAsync(im.js, &msg, &po);
   if (s != NATS_OK) {
@@ -401,11 +427,36 @@ Status Client::PublishAsync(const OutMessage& m,
 void Client::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
   Impl& im = *impl_;
   std::unique_lock<std::mutex> l(im.mu);
-  if (im.results.empty() && wait_ms > 0)
+  if (im.results.empty() && wait_ms > 0 && im.in_flight > 0) {
+    ++im.waiters;
     im.cv.wait_for(l, std::chrono::milliseconds(wait_ms),
                    [&] { return !im.results.empty(); });
+    --im.waiters;
+  }
   for (PublishResult& r : im.results) out->push_back(std::move(r));
   im.results.clear();
+  if (im.in_flight == 0 || MonoMicros() - im.quiet_since_us <
+                               int64_t{im.o.publish_timeout_ms} * 1000)
+    return;
+  l.unlock();
+  // Nothing answered for publish_timeout_ms: take the unanswered messages
+  // back (an answer that still comes for one finds nothing and is dropped)
+  // and answer each here.
+  natsMsgList pending{};
+  if (js_PublishAsyncGetPendingList(&pending, im.js) != NATS_OK) return;
+  const std::string why = "publish: no answer within " +
+                          std::to_string(im.o.publish_timeout_ms / 1000) + " s";
+  for (int i = 0; i < pending.Count; ++i) {
+    PublishResult r;
+    r.seq = MessageSeq(pending.Msgs[i]);
+    r.error = Status::Unavailable(why);
+    out->push_back(std::move(r));
+  }
+  l.lock();
+  im.in_flight -= std::min<size_t>(im.in_flight, pending.Count);
+  im.quiet_since_us = MonoMicros();
+  l.unlock();
+  natsMsgList_Destroy(&pending);
 }
 
 size_t Client::in_flight() const {

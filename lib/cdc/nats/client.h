@@ -6,11 +6,13 @@
 // ConnectOptions; publishes made while it reconnects are buffered.
 //
 // Asynchronous publishing: PublishAsync hands a message to nats.c and
-// returns at once; the server's answer (a stored sequence, or an error, or
-// a timeout after publish_timeout_ms) arrives on nats.c's own thread and is
-// queued here; TakeResults hands the queued answers to the caller's thread.
-// Every message published gets exactly one result. Apart from that queue
-// (guarded by a mutex) a Client is used from one thread.
+// returns at once; the server's answer (a stored sequence, or an error)
+// arrives on nats.c's own thread and is queued here; TakeResults hands the
+// queued answers to the caller's thread. When no answer at all arrived for
+// publish_timeout_ms while publishes were in flight, TakeResults takes
+// every unanswered message back from nats.c and answers each with a
+// timeout. Every message published gets exactly one result. Apart from that
+// queue (guarded by a mutex) a Client is used from one thread.
 //
 // Errors become Status kinds here, where they happen (ErrorStatus): no
 // nats.c type or code appears in this header.
@@ -41,9 +43,11 @@ struct ConnectOptions {
   // when a failure has lasted too long.
   int reconnect_min_ms = 100;
   int reconnect_max_ms = 5000;
-  int request_timeout_ms = 5000;   // JetStream API requests
-  int publish_timeout_ms = 10000;  // one asynchronous publish's answer
-  int max_in_flight = 1024;        // asynchronous publishes without answer
+  int request_timeout_ms = 5000;  // JetStream API requests
+  // Publishes in flight with no answer for this long (none stored, none
+  // refused) are taken back from nats.c and answered as Unavailable.
+  int publish_timeout_ms = 10000;
+  int max_in_flight = 1024;  // asynchronous publishes without answer
 };
 
 // Splits "nats://a:4222,tls://b:4222" and checks each URL; Usage error for
@@ -77,12 +81,29 @@ struct StoredMessage {
   bool last = false;   // Cdc-Last: true
 };
 
-// One message to publish. `headers` are name/value pairs.
+// One message to publish. Its headers are kept in one buffer, each name
+// and each value ended by a NUL ("Name\0value\0Name\0value\0"), so that
+// building a message allocates nothing once its buffers have grown.
 struct OutMessage {
   uint64_t seq = 0;  // the caller's key for its result
   std::string subject;
   std::string payload;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::string headers;
+
+  void clear() {
+    seq = 0;
+    subject.clear();
+    payload.clear();
+    headers.clear();
+  }
+  // An empty value is left out (nats.c's parser drops it on the way back).
+  void AddHeader(std::string_view name, std::string_view value) {
+    if (value.empty()) return;
+    headers.append(name);
+    headers.push_back('\0');
+    headers.append(value);
+    headers.push_back('\0');
+  }
 };
 
 // The server's answer to one asynchronous publish.

@@ -17,21 +17,28 @@ Result<uint64_t> ParseSeq(const std::string& text) {
 
 }  // namespace
 
-std::string SubjectToken(std::string_view name) {
-  if (name.empty()) return "_";
-  std::string out;
-  out.reserve(name.size());
+void AppendSubjectToken(std::string_view name, std::string* out) {
+  if (name.empty()) {
+    out->push_back('_');
+    return;
+  }
   static const char kHex[] = "0123456789ABCDEF";
   for (unsigned char ch : name) {
     if (ch <= 0x20 || ch == 0x7f || ch == '.' || ch == '*' || ch == '>' ||
         ch == '%') {
-      out.push_back('%');
-      out.push_back(kHex[ch >> 4]);
-      out.push_back(kHex[ch & 15]);
+      out->push_back('%');
+      out->push_back(kHex[ch >> 4]);
+      out->push_back(kHex[ch & 15]);
     } else {
-      out.push_back(static_cast<char>(ch));
+      out->push_back(static_cast<char>(ch));
     }
   }
+}
+
+std::string SubjectToken(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  AppendSubjectToken(name, &out);
   return out;
 }
 
@@ -75,28 +82,67 @@ Status CheckSubjectTemplate(const std::string& t) {
 }
 
 Sink::Sink(SinkOptions o, std::unique_ptr<event::Renderer> renderer)
-    : o_(std::move(o)), renderer_(std::move(renderer)) {}
+    : o_(std::move(o)), renderer_(std::move(renderer)) {
+  size_t n = 16;
+  // Add takes whole batches beyond max_pending: room for one more.
+  while (n < 2 * o_.max_pending + 1) n *= 2;
+  ring_.resize(n);
+}
+
+Sink::Pending& Sink::PushBack() {
+  if (count_ == ring_.size()) {
+    // A transaction larger than the ring: grow it, oldest first.
+    std::vector<Pending> bigger(ring_.size() * 2);
+    for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(at(i));
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+  Pending& p = at(count_++);
+  p.m.clear();
+  p.sent = p.stored = p.empty = false;
+  return p;
+}
+
+void Sink::PopFront() {
+  head_ = (head_ + 1) & (ring_.size() - 1);
+  --count_;
+  if (next_send_ > 0) --next_send_;
+}
+
+size_t Sink::Find(uint64_t seq) {
+  size_t lo = 0, hi = count_;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (at(mid).m.seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < count_ && at(lo).m.seq == seq ? lo : count_;
+}
 
 Status Sink::Render(const consume::Event& e, Pending* p) {
-  std::string lsn, xid, op, schema, table;
-  head_ = event::EventHead();  // ParseHead leaves absent members as they are
-  if (!o_.native_input && event::ParseHead(e.stored, &head_)) {
-    lsn = head_.lsn;
-    xid = std::to_string(head_.xid);
-    op = head_.op;
-    schema = head_.schema;
-    table = head_.table;
+  std::string_view lsn, op, schema, table;
+  std::optional<uint64_t> xid;  // else xid_text
+  std::string xid_text;
+  head_fields_ = event::EventHead();  // ParseHead leaves absent members
+  if (!o_.native_input && event::ParseHead(e.stored, &head_fields_)) {
+    lsn = head_fields_.lsn;
+    xid = head_fields_.xid;
+    op = head_fields_.op;
+    schema = head_fields_.schema;
+    table = head_fields_.table;
   } else {
     Status s = event::ParseJsonObject(e.stored, &obj_);
     if (!s.ok()) return s.Annotate("event seq " + std::to_string(e.seq));
-    auto str = [&](const char* k) {
+    auto str = [&](const char* k) -> std::string_view {
       const event::JsonMember* m = obj_.find(k);
-      if (m == nullptr) return std::string();
+      if (m == nullptr) return {};
       if (m->kind == event::JsonKind::kString) return m->string_value;
-      return std::string(obj_.value(*m));
+      return obj_.value(*m);
     };
     lsn = str("lsn");
-    xid = str("xid");
+    xid_text = std::string(str("xid"));
     op = str("op");
     schema = str("schema");
     table = str("table");
@@ -106,17 +152,14 @@ Status Sink::Render(const consume::Event& e, Pending* p) {
   if (o_.native_input) {
     m.payload.assign(e.stored);
   } else {
-    scratch_.clear();
-    CDC_RETURN_IF_ERROR(renderer_->Append(e.seq, e.stored, e.last, &scratch_)
+    CDC_RETURN_IF_ERROR(renderer_->Append(e.seq, e.stored, e.last, &m.payload)
                             .Annotate("event seq " + std::to_string(e.seq)));
-    if (scratch_.empty()) {
+    if (m.payload.empty()) {
       p->empty = true;  // e.g. a schema change in the debezium format
       return Status::OK();
     }
-    if (scratch_.back() == '\n') scratch_.pop_back();
-    m.payload = scratch_;
+    if (m.payload.back() == '\n') m.payload.pop_back();
   }
-  m.subject.clear();
   const std::string& t = o_.subject_template;
   for (size_t i = 0; i < t.size(); ++i) {
     if (t[i] != '{') {
@@ -125,39 +168,54 @@ Status Sink::Render(const consume::Event& e, Pending* p) {
     }
     size_t close = t.find('}', i);  // CheckSubjectTemplate: always there
     std::string_view f(t.data() + i + 1, close - i - 1);
-    m.subject += SubjectToken(f == "schema" ? schema : table);
+    AppendSubjectToken(f == "schema" ? schema : table, &m.subject);
     i = close;
   }
-  const std::string seq = std::to_string(e.seq);
-  m.headers = {{"Nats-Msg-Id", o_.log_id + ":" + seq},
-               {"Nats-Expected-Stream", o_.stream},
-               {"Cdc-Log", o_.log_id},
-               {"Cdc-Seq", seq},
-               {"Cdc-Lsn", lsn},
-               {"Cdc-Xid", xid},
-               {"Cdc-Op", op}};
-  if (!table.empty()) m.headers.push_back({"Cdc-Table", schema + "." + table});
-  if (e.last) m.headers.push_back({"Cdc-Last", "true"});
-  // An empty header value does not survive nats.c's parser: leave it out.
-  std::erase_if(m.headers, [](const auto& h) { return h.second.empty(); });
+  char num[24];
+  auto text = [&num](uint64_t v) {
+    auto r = std::to_chars(num, num + sizeof num, v);
+    return std::string_view(num, static_cast<size_t>(r.ptr - num));
+  };
+  m.headers.append("Nats-Msg-Id");
+  m.headers.push_back('\0');
+  m.headers.append(o_.log_id);
+  m.headers.push_back(':');
+  m.headers.append(text(e.seq));
+  m.headers.push_back('\0');
+  m.AddHeader("Nats-Expected-Stream", o_.stream);
+  m.AddHeader("Cdc-Log", o_.log_id);
+  m.AddHeader("Cdc-Seq", text(e.seq));
+  m.AddHeader("Cdc-Lsn", lsn);
+  m.AddHeader("Cdc-Xid", xid ? text(*xid) : std::string_view(xid_text));
+  m.AddHeader("Cdc-Op", op);
+  if (!table.empty()) {
+    scratch_.assign(schema);
+    scratch_.push_back('.');
+    scratch_.append(table);
+    m.AddHeader("Cdc-Table", scratch_);
+  }
+  if (e.last) m.AddHeader("Cdc-Last", "true");
   return Status::OK();
 }
 
 Status Sink::Add(Client& c, const std::vector<consume::Event>& events) {
   for (const consume::Event& e : events) {
     if (e.seq <= acked_ || e.seq <= last_added_) continue;
-    Pending p;
-    CDC_RETURN_IF_ERROR(Render(e, &p));
+    Pending& p = PushBack();
+    Status s = Render(e, &p);
+    if (!s.ok()) {
+      --count_;  // the slot just taken
+      return s;
+    }
     last_added_ = e.seq;
-    pending_.push_back(std::move(p));
   }
   PopStored();
   return Pump(c);
 }
 
 Status Sink::Pump(Client& c) {
-  while (!need_resync_ && next_send_ < pending_.size()) {
-    Pending& p = pending_[next_send_];
+  while (!need_resync_ && next_send_ < count_) {
+    Pending& p = at(next_send_);
     if (!p.empty) {
       Status s = c.PublishAsync(p.m, expect_last_);
       if (!s.ok()) {
@@ -174,31 +232,25 @@ Status Sink::Pump(Client& c) {
 }
 
 void Sink::PopStored() {
-  while (!pending_.empty() &&
-         (pending_.front().stored ||
-          (pending_.front().empty && pending_.front().sent))) {
-    acked_ = std::max(acked_, pending_.front().m.seq);
-    pending_.pop_front();
-    if (next_send_ > 0) --next_send_;
+  while (count_ > 0 && (at(0).stored || (at(0).empty && at(0).sent))) {
+    acked_ = std::max(acked_, at(0).m.seq);
+    PopFront();
   }
 }
 
 Status Sink::Poll(Client& c, int wait_ms) {
-  std::vector<PublishResult> rs;
-  c.TakeResults(&rs, c.in_flight() > 0 ? wait_ms : 0);
-  for (const PublishResult& r : rs) {
-    auto it = std::lower_bound(
-        pending_.begin(), pending_.end(), r.seq,
-        [](const Pending& p, uint64_t seq) { return p.m.seq < seq; });
+  results_.clear();
+  c.TakeResults(&results_, c.in_flight() > 0 ? wait_ms : 0);
+  for (const PublishResult& r : results_) {
     // An answer to a publish made before a resync, for an event the
     // resync found stored, has nothing left to update.
-    const bool known = it != pending_.end() && it->m.seq == r.seq;
+    const size_t i = Find(r.seq);
     if (r.error.ok()) {
       if (r.duplicate)
         ++stats_.duplicates;
       else
         ++stats_.published;
-      if (known) it->stored = true;
+      if (i < count_) at(i).stored = true;
       continue;
     }
     need_resync_ = true;
@@ -234,8 +286,8 @@ Status Sink::Resync(Client& c) {
         std::to_string(acked_) +
         ": messages were purged or deleted while cdc-nats ran");
   acked_ = s;
-  while (!pending_.empty() && pending_.front().m.seq <= s) pending_.pop_front();
-  for (Pending& p : pending_) p.sent = p.stored = false;
+  while (count_ > 0 && at(0).m.seq <= s) PopFront();
+  for (size_t i = 0; i < count_; ++i) at(i).sent = at(i).stored = false;
   next_send_ = 0;
   need_resync_ = false;
   Status f = failure_;

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +53,7 @@ struct SinkOptions {
 Status CheckSubjectTemplate(const std::string& t);
 // One name as a subject token (SinkOptions).
 std::string SubjectToken(std::string_view name);
+void AppendSubjectToken(std::string_view name, std::string* out);
 
 struct SinkStats {
   uint64_t published = 0;   // events stored by the server
@@ -72,7 +72,7 @@ class Sink {
   Result<std::optional<uint64_t>> Resume(Client& c);
 
   // True while the writer holds fewer than max_pending events.
-  bool has_room() const { return pending_.size() < o_.max_pending; }
+  bool has_room() const { return count_ < o_.max_pending; }
   // Renders `events` (whole transactions, seq order; those at or below
   // acked_seq() are dropped) and publishes as many as the window allows.
   Status Add(Client& c, const std::vector<consume::Event>& events);
@@ -84,7 +84,7 @@ class Sink {
   Status Poll(Client& c, int wait_ms);
 
   uint64_t acked_seq() const { return acked_; }
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const { return count_; }
   bool failing() const { return need_resync_; }
   const SinkStats& stats() const { return stats_; }
 
@@ -101,18 +101,27 @@ class Sink {
   // The seq of this log's last event in the stream and its Cdc-Last.
   Result<std::optional<uint64_t>> ReadEnd(Client& c, bool* last);
   void PopStored();
+  // The pending events, oldest first, in a ring whose slots (and their
+  // strings' buffers) are reused: at(0) is the oldest.
+  Pending& at(size_t i) { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  Pending& PushBack();
+  void PopFront();
+  // Index of the pending event with this seq, or count_ if none.
+  size_t Find(uint64_t seq);
 
   SinkOptions o_;
   std::unique_ptr<event::Renderer> renderer_;
-  std::deque<Pending> pending_;
-  size_t next_send_ = 0;      // index of the first unsent in pending_
+  std::vector<Pending> ring_;  // a power of two in size
+  size_t head_ = 0, count_ = 0;
+  std::vector<PublishResult> results_;
+  size_t next_send_ = 0;      // index of the first unsent pending event
   uint64_t expect_last_ = 0;  // the stream seq the next publish follows
   uint64_t acked_ = 0;        // stored in order up to here
   uint64_t last_added_ = 0;
   bool need_resync_ = false;
   Status failure_;  // the first failure since the last resync
   SinkStats stats_;
-  event::EventHead head_;
+  event::EventHead head_fields_;
   event::JsonObject obj_;
   std::string scratch_;
 };
