@@ -162,7 +162,7 @@ last=$(P dump FULL | tail -1 | cut -d' ' -f3)
 ok "another log's stream 78, a foreign publisher 75, a full stream 74 (acked $last = stored)"
 
 # No JetStream, permission denied, bad password: single servers.
-read -r p1 p2 <<<"$(_nats_free_ports 2)"
+read -r p1 p2 p3 <<<"$(_nats_free_ports 3)"
 nats-server -a 127.0.0.1 -p "$p1" >"$T/nojs.log" 2>&1 &
 nojs=$!
 at_exit "kill -9 $nojs"
@@ -182,11 +182,44 @@ at_exit "kill -9 $auth"
 sleep 0.5
 expect_exit 78 cdc-nats --log "$L" -c nojs --server "nats://127.0.0.1:$p1" --stream S --reconnect-max 2 -q
 expect_one_line 'JetStream is not enabled'
-NATS_USER=admin NATS_PASSWORD=wrong expect_exit 77 cdc-nats --log "$L" -c pw \
+NATS_USER=admin NATS_PASSWORD=Wr0ngPassw0rdXyz expect_exit 77 cdc-nats --log "$L" -c pw \
   --server "nats://127.0.0.1:$p2" --stream S --reconnect-max 2 -q
 expect_one_line 'uthorization'
+! grep -q Wr0ngPassw0rdXyz "$T/err" || fail "the error shows the password"
+expect_exit 77 cdc-nats --log "$L" -c pw --server "nats://admin:Wr0ngPassw0rdXyz@127.0.0.1:$p2" \
+  --stream S --reconnect-max 2 -q
+! grep -q Wr0ngPassw0rdXyz "$T/err" || fail "the error shows the URL's password"
 NATS_USER=ro NATS_PASSWORD=s3cret expect_exit 77 cdc-nats --log "$L" -c ro \
   --server "nats://127.0.0.1:$p2" --stream S --timeout 2 --reconnect-max 5 -q
 expect_one_line 'Permissions Violation'
 [ -z "$(acked ro)" ] || [ "$(acked ro)" = 0 ] || fail "permission denied, yet acked $(acked ro)"
-ok "no JetStream 78, wrong password 77, publish denied 77 (nothing acked)"
+ok "no JetStream 78, wrong password 77 (never shown), publish denied 77 (nothing acked)"
+
+# TLS: a server whose certificate a CA made here signs. With --tls-ca the
+# sink verifies it and publishes; without, the handshake fails (78).
+( cd "$T" &&
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-ca \
+    -keyout ca.key -out ca.pem 2>/dev/null &&
+  openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
+    -keyout srv.key -out srv.csr 2>/dev/null &&
+  printf 'subjectAltName=IP:127.0.0.1\n' > srv.ext &&
+  openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+    -days 2 -extfile srv.ext -out srv.pem 2>/dev/null ) || fail "openssl"
+cat > "$T/tls.conf" <<EOF
+listen: 127.0.0.1:$p3
+jetstream { store_dir: "$T/tlsjs" }
+tls { cert_file: "$T/srv.pem", key_file: "$T/srv.key", timeout: 2 }
+EOF
+nats-server -c "$T/tls.conf" >"$T/tls.log" 2>&1 &
+tlspid=$!
+at_exit "kill -9 $tlspid"
+sleep 0.5
+expect_exit 0 cdc-nats --log "$L" -c tls --server "tls://127.0.0.1:$p3" --tls-ca "$T/ca.pem" \
+  --stream TLS --subject 'tls.{schema}.{table}' -q
+[ "$(acked tls)" = "$(cdc-log info --log "$L" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')" ] ||
+  fail "TLS: acked $(acked tls)"
+expect_exit 78 cdc-nats --log "$L" -c tls2 --server "tls://127.0.0.1:$p3" \
+  --stream TLS --subject 'tls.{schema}.{table}' --reconnect-max 2 -q
+expect_one_line 'SSL|TLS|certificate|handshake'
+[ -z "$(acked tls2)" ] || [ "$(acked tls2)" = 0 ] || fail "TLS refused, yet acked $(acked tls2)"
+ok "TLS: verified with --tls-ca and published; an unknown CA refused (78)"

@@ -36,6 +36,12 @@ TEST_CASE("server lists", "[nats]") {
   CHECK(bad.status().message().find("s3cret") == std::string::npos);
 }
 
+TEST_CASE("a server URL's credentials never reach a message", "[nats]") {
+  CHECK(RedactServerUrl("nats://u:s3cret@h:4222") == "nats://…@h:4222");
+  CHECK(RedactServerUrl("tls://tok@h") == "tls://…@h");
+  CHECK(RedactServerUrl("nats://h:4222") == "nats://h:4222");
+}
+
 TEST_CASE("server errors map to exit codes", "[nats]") {
   // 1 is nats.c's NATS_ERR: the server's text and code decide.
   CHECK(ErrorStatus(1, 10077, "maximum bytes exceeded", "publish").code() ==

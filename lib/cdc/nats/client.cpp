@@ -82,6 +82,15 @@ Status ErrorStatus(int s, int js_code, std::string_view text,
   return Status::Internal(msg);
 }
 
+std::string RedactServerUrl(std::string_view url) {
+  const size_t at = url.find('@');
+  const size_t scheme = url.find("://");
+  if (at == std::string_view::npos) return std::string(url);
+  const size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
+  return std::string(url.substr(0, from)) + "…@" +
+         std::string(url.substr(at + 1));
+}
+
 Result<std::vector<std::string>> ParseServers(std::string_view list) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -92,12 +101,7 @@ Result<std::vector<std::string>> ParseServers(std::string_view list) {
     start = comma + 1;
     if (url.empty()) continue;
     const bool ok = url.rfind("nats://", 0) == 0 || url.rfind("tls://", 0) == 0;
-    size_t at = url.find('@');
-    std::string shown = url;
-    if (at != std::string::npos) {
-      size_t scheme = url.find("://") + 3;
-      shown = url.substr(0, scheme) + "…@" + url.substr(at + 1);
-    }
+    const std::string shown = RedactServerUrl(url);
     if (!ok || url.size() <= url.find("://") + 3)
       return Status::Usage("--server \"" + shown +
                            "\": expected nats://host:port or tls://host:port");
@@ -266,7 +270,7 @@ Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
   s = natsConnection_Connect(&im.nc, im.opts);
   if (s != NATS_OK) {
     im.nc = nullptr;
-    return fail("connect to " + o.servers[0] +
+    return fail("connect to " + RedactServerUrl(o.servers[0]) +
                 (o.servers.size() > 1 ? " (and the other servers)" : ""));
   }
   jsOptions jo;

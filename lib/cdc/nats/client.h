@@ -54,6 +54,8 @@ struct ConnectOptions {
 // an empty list or a URL of another scheme. A URL may hold user:password@
 // (nats.c uses it); the error never repeats a password.
 Result<std::vector<std::string>> ParseServers(std::string_view list);
+// `url` with any user:password@ shown as "…@", for messages.
+std::string RedactServerUrl(std::string_view url);
 
 struct StreamOptions {
   std::string name;
