@@ -144,6 +144,37 @@ PY
 [ "$(acked r1 "$L2")" = "$N" ] && [ "$(acked r2 "$L2")" = "$N" ] || fail "racing sinks not acked to the end"
 ok "$N events by two racing sinks: each seq once, in order ($(cat "$T/r1.err" "$T/r2.err" | grep -c 'moved under') refusals seen)"
 
+# A sink with a stale view, beyond the duplicate window: B reads the
+# stream's end (empty) and waits on its stdin while A publishes everything;
+# once the window has passed, B is given the same events. Only the
+# expected-last-sequence check stands between B and a second copy of each.
+mkfifo "$T/stale.fifo"
+cdc-nats --stdin --log "$L2" -c staleb --server "$NATS_URLS" --stream STALE \
+  --subject 'stale.{table}' --replicas 3 --duplicate-window 1s < "$T/stale.fifo" \
+  > "$T/stale.echo" 2> "$T/stale.err" &
+staleb=$!
+exec 7> "$T/stale.fifo"
+for ((w = 0; w < 100; w++)); do
+  P req '$JS.API.STREAM.INFO.STALE' 2>/dev/null | grep -q '"state"' && break
+  sleep 0.1
+done
+sleep 0.5  # B has read the stream's (empty) end
+cdc-nats --log "$L2" -c stalea --server "$NATS_URLS" --stream STALE --subject 'stale.{table}' -q
+sleep 1.5  # past the duplicate window
+cdc-tail --log "$L2" >&7
+exec 7>&-
+rc=0; wait $staleb || rc=$?
+[ "$rc" = 0 ] || { cat "$T/stale.err" >&2; fail "stale sink exited $rc"; }
+P dump STALE > "$T/stale.dump"
+python3 - "$T/stale.dump" "$N" <<'PY' || fail "STALE does not hold each seq once, in order"
+import sys
+seqs = [int(l.split()[2]) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+assert seqs == list(range(1, n + 1)), (len(seqs), n)
+PY
+grep -q 'moved under this sink' "$T/stale.err" || { cat "$T/stale.err" >&2; fail "the stale sink was not refused"; }
+ok "a sink with a stale view past the duplicate window: refused, resynced, each seq once"
+
 # --- failures -------------------------------------------------------------
 # Another log's stream: 78, nothing published, nothing acked.
 gen_events 1 3 2 | cdc-log import --log "$T/other" -q
