@@ -41,7 +41,7 @@ for i in "${!pids[@]}"; do
 done
 capture --exit-when-idle
 cdc-log verify --log "$T/log" -q || fail "verify"
-cdc-tail --log "$T/log" > "$T/events.ndjson"
+cdc-tail --log "$T/log" --schema-changes > "$T/events.ndjson"
 psql_q -F $'\t' -c "SELECT n, xid FROM wl" > "$T/wl.tsv"
 python3 "$HERE/msg_workload.py" check "$T/events.ndjson" "$T/wl.tsv" "$SESSIONS" "$COUNT" "$SEED" ||
   fail "seed $SEED: the log does not match what committed"

@@ -98,11 +98,19 @@ c = ins[2]["after"]
 nulls = [k for k in exp if k != "id"]
 assert all(c[k] is None for k in nulls), c
 
-# One transaction of three tables, in statement order, ending with "last".
-t = [e for e in evs if e["xid"] == evs[[i for i, e in enumerate(evs) if e.get("table") == "def_t"][0]]["xid"]]
-assert [e["table"] for e in t] == ["def_t", "def_t", "full_t", "idx_t"], t
-assert [e.get("last", False) for e in t] == [False, False, False, True]
-
+# One transaction of three tables, in statement order, ending with "last";
+# each table's first change comes after its schema event (the initial
+# snapshot had no row of them, so no schema event either).
+t = [e for e in evs if e["xid"] == one(lambda e: e.get("table") == "def_t" and e["op"] == "c" and e["after"]["id"] == 1, "def 1")["xid"]]
+assert [(e["op"], e["table"]) for e in t] == [
+    ("s", "def_t"), ("c", "def_t"), ("c", "def_t"), ("s", "full_t"), ("c", "full_t"),
+    ("s", "idx_t"), ("c", "idx_t")], [(e["op"], e["table"]) for e in t]
+assert [e.get("last", False) for e in t] == [False] * 6 + [True]
+assert not [e for e in evs if e["xid"] == 0 and e["op"] == "s"], "schema events of empty tables"
+ty = one(lambda e: e["op"] == "s" and e.get("table") == "types", "types schema")
+assert ty["seq"] + 1 == ins[0]["seq"], "the schema event is not just before the first insert"
+assert [c["type_oid"] for c in ty["columns"]][:5] == [23, 21, 23, 20, 1700], ty["columns"]
+assert ty["columns"][4]["type_mod"] == (20 << 16 | 5) + 4, ty["columns"]
 u_def = one(lambda e: e.get("table") == "def_t" and e["op"] == "u" and e["after"]["v"] == "a2", "update def")
 assert u_def["before"] is None and u_def["key"] == {"id": 1}
 assert "big" not in u_def["after"] and u_def["unchanged"] == ["big"], short(u_def)
@@ -121,15 +129,16 @@ d_idx = one(lambda e: e.get("table") == "idx_t" and e["op"] == "d", "delete idx"
 assert d_idx["key"] == {"a": 1, "b": 2}
 assert not where(lambda e: e.get("after") and e["after"].get("v") == "never"), "rollback leaked"
 schema = where(lambda e: e["op"] == "s" and e.get("table") == "def_t")
-assert len(schema) == 2, schema
-assert [c["name"] for c in schema[0]["columns"]] == ["id", "v", "big", "extra"]
-assert [c["name"] for c in schema[1]["columns"]] == ["id", "v", "big"]
+assert len(schema) == 3, [c["seq"] for c in schema]  # first change, ADD, DROP
+assert [c["name"] for c in schema[0]["columns"]] == ["id", "v", "big"]
+assert [c["name"] for c in schema[1]["columns"]] == ["id", "v", "big", "extra"]
+assert [c["name"] for c in schema[2]["columns"]] == ["id", "v", "big"]
 e3 = one(lambda e: e.get("table") == "def_t" and e["op"] == "c" and e["after"]["id"] == 3, "insert with extra")
 assert e3["after"]["extra"] == 6
 e4 = one(lambda e: e.get("table") == "def_t" and e["op"] == "c" and e["after"]["id"] == 4, "insert after drop")
 assert "extra" not in e4["after"]
 p = where(lambda e: e.get("schema") == "public" and e.get("table") in ("parted", "parted_eu", "parted_us"))
-assert [e["table"] for e in p] == ["parted", "parted"], p
+assert [(e["op"], e["table"]) for e in p] == [("s", "parted"), ("c", "parted"), ("c", "parted")], p
 m = one(lambda e: e["op"] == "m" and e["content"] == "hello", "message")
 assert m["prefix"] == "app" and m["transactional"] is True
 loose = one(lambda e: e["op"] == "m" and e["content"] == "loose", "loose message")

@@ -85,6 +85,17 @@ psql_q -f "$T/cdc_datetime.sql"
 python3 - "$T/events.ndjson" "$T/back.sql" "$PG_MAJOR" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]
+# Each table's first sight is a schema event before its first change (the
+# initial snapshot's, for tables it copied); set those aside.
+first_sight, rest = {}, []
+for e in evs:
+    if e["op"] == "s" and e["table"] not in first_sight:
+        first_sight[e["table"]] = e
+    else:
+        rest.append(e)
+evs = rest
+changed = {e["table"] for e in evs if e["op"] in "cudtr"}
+assert changed <= set(first_sight), (changed - set(first_sight))
 out = open(sys.argv[2], "w")
 def q(s):
     return "'" + s.replace("'", "''") + "'"

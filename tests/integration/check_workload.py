@@ -3,7 +3,8 @@
 committed transaction (table wl) exactly once, each contiguous, in commit
 order, nothing else, and replaying the events reproduces tables a, b, c.
 
-usage: check_workload.py EVENTS.ndjson WL.tsv A.tsv B.tsv C.tsv"""
+usage: check_workload.py EVENTS.ndjson WL.tsv A.tsv B.tsv C.tsv
+EVENTS: cdc-tail --schema-changes (every seq, schema events too)."""
 import json
 import sys
 
@@ -18,6 +19,7 @@ def lsn(s):
     return int(hi, 16) << 32 | int(lo, 16)
 
 assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "seq not dense"
+events = [e for e in events if e["op"] != "s"]  # described tables, no change
 groups = []  # (xid, lsn) per transaction, in log order
 for e in events:
     if e["op"] == "m":

@@ -43,3 +43,41 @@ assert a['at'] == 27662123 and a['ts'] == 1795938062123, a
 assert a['raw'] == '0102ff', a" --decimal-handling double --time-precision connect --binary-handling hex
 check "assert a['amount'] == '-12.50', a" --decimal-handling string
 ok "--decimal-handling, --time-precision, --binary-handling"
+
+# A relation's first sight is a schema event too, recorded in the log's
+# schema file: a table never altered renders by its types read from
+# anywhere in the log, even once retention removed the segment that held
+# its schema event. A second log: small segments, retention keeping 2.
+psql_q -c "CREATE TABLE ty2 (id int PRIMARY KEY, amount numeric(10,2), pad text)" \
+  -c "CREATE PUBLICATION ty2pub FOR TABLE ty2"
+L2="$T/log2"
+cap2() { cdc-capture --log "$L2" --dsn "$CDC_TEST_DSN" --slot ty2slot --publication ty2pub \
+  --snapshot never --segment-size 64k -q --exit-when-idle; }
+rows2() {  # rows2 FIRST LAST: one transaction each, about 1 KiB on disk
+  for ((i = $1; i <= $2; i++)); do
+    echo "INSERT INTO ty2 SELECT $i, $i.25, string_agg(md5('$i' || g), '') FROM generate_series(1, 32) g;"
+  done | psql_q >/dev/null
+}
+cap2
+rows2 1 200
+cap2
+rows2 201 220
+cap2
+cdc-log retain --log "$L2" --max-segments 1 >/dev/null
+[ "$(cdc-tail --log "$L2" --schema-changes --op s | wc -l)" = 0 ] ||
+  fail "retention was to remove ty2's schema event from the log"
+python3 - "$(cat "$L2/schemas.ndjson")" <<'PY' || fail "ty2's schema event is not in the schema file"
+import json, sys
+lines = [json.loads(l) for l in sys.argv[1].splitlines()]
+assert [l["table"] for l in lines] == ["ty2"], lines
+PY
+first=$(cdc-log info --log "$L2" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"])')
+cdc-tail --log "$L2" --format debezium --from "$first" | python3 -c "
+import base64, json, sys
+rows = [json.loads(l)['after'] for l in sys.stdin]
+assert rows, 'no rows'
+for a in rows:
+    unscaled = int.from_bytes(base64.b64decode(a['amount']), 'big', signed=True)
+    assert unscaled == a['id'] * 100 + 25, a
+" || fail "ty2's numeric is not converted when its schema event was retained away"
+ok "first sight: a never-altered table renders by its types after retention removed its schema event"

@@ -17,7 +17,7 @@ SQL
 # snapshot_check LOGDIR: replays the log strictly and compares with SQL.
 snapshot_check() {
   cdc-log verify --log "$1" -q || fail "verify $1"
-  cdc-tail --log "$1" > "$T/events.ndjson"
+  cdc-tail --log "$1" --schema-changes > "$T/events.ndjson"
   psql_q -F $'\t' -c "SELECT id, v, note FROM a" > "$T/a.tsv"
   psql_q -F $'\t' -c "SELECT k1, k2, v FROM b" > "$T/b.tsv"
   psql_q -F $'\t' -c "SELECT id, doc::text, num::text FROM c" > "$T/c.tsv"

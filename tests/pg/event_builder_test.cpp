@@ -79,12 +79,38 @@ struct Fixture {
     CHECK(events.size() == before);
     return s.message();
   }
-  // Opens transaction 750 and describes the relations.
+  // The log holds `r`'s schema event already (a capture before this one
+  // wrote it): its first sight is no news.
+  void Know(const Relation& r) {
+    EventBuilder other{nullptr, [] { return kClock; }};
+    EventLines lines;
+    REQUIRE(other.Apply(Begin{kCommitLsn, kCommit, 1}, &lines).ok());
+    REQUIRE(other.Apply(r, &lines).ok());
+    REQUIRE(other.Apply(Truncate{0, {r.oid}}, &lines).ok());
+    REQUIRE(lines.size() == 2);
+    REQUIRE(lines.is_schema(0));
+    builder.KnowSchemaEvent(lines[0]);
+  }
+  // Opens transaction 750 and describes the relations, whose schema
+  // events the log holds.
   void Start(bool full = false) {
+    Know(Orders(full));
+    Know(Items());
     Ok(Begin{kCommitLsn, kCommit, 750});
     Ok(Orders(full));
     Ok(Items());
     REQUIRE(events.empty());
+  }
+  // The two lines a change yields after a relation's new description:
+  // its schema event (returned in *schema) and the change (returned).
+  std::string AfterSchema(std::string* schema = nullptr) {
+    REQUIRE(events.size() == 2);
+    CHECK(events.is_schema(0));
+    CHECK_FALSE(events.is_schema(1));
+    if (schema != nullptr) *schema = events[0];
+    std::string line = events[1];
+    events.clear();
+    return line;
   }
   std::string Only() {
     REQUIRE(events.size() == 1);
@@ -219,56 +245,123 @@ TEST_CASE("schema changes: new shapes are reported, repeats are not", "[pg]") {
   Fixture f;
   f.Start();
   f.Ok(Orders());  // an identical repeat
-  CHECK(f.events.empty());
+  f.Ok(Insert{kOrders, {T("1"), N(), N(), N()}});
+  CHECK_FALSE(f.events.is_schema(0));
+  f.events.clear();
 
   Relation added = Orders();
   added.columns.push_back({0, "note", 1043, 24});
   f.Ok(added);
-  CHECK(f.Only() == kHead +
-                        R"(,"op":"s","schema":"public","table":"orders",)"
-                        R"("key":null,"before":null,"after":null,"columns":[)"
-                        R"({"name":"id","type_oid":23,"key":true},)"
-                        R"({"name":"status","type_oid":25,"key":false},)"
-                        R"({"name":"total","type_oid":1700,"key":false},)"
-                        R"({"name":"doc","type_oid":25,"key":false},)"
-                        R"({"name":"note","type_oid":1043,"type_mod":24,)"
-                        R"("key":false}]})");
+  CHECK(f.events.empty());  // said before the next change to the table
   f.Ok(added);
-  CHECK(f.events.empty());
-  // The cache follows the new shape.
   f.Ok(Insert{kOrders, {T("1"), N(), N(), N(), T("n")}});
-  CHECK(f.Only().find(R"("note":"n")") != std::string::npos);
+  std::string schema;
+  // The cache follows the new shape.
+  CHECK(f.AfterSchema(&schema).find(R"("note":"n")") != std::string::npos);
+  CHECK(schema == kHead + R"(,"op":"s","schema":"public","table":"orders",)"
+                          R"("key":null,"before":null,"after":null,"columns":[)"
+                          R"({"name":"id","type_oid":23,"key":true},)"
+                          R"({"name":"status","type_oid":25,"key":false},)"
+                          R"({"name":"total","type_oid":1700,"key":false},)"
+                          R"({"name":"doc","type_oid":25,"key":false},)"
+                          R"({"name":"note","type_oid":1043,"type_mod":24,)"
+                          R"("key":false}]})");
+  f.Ok(Insert{kOrders, {T("2"), N(), N(), N(), T("n")}});
+  CHECK_FALSE(f.events.is_schema(0));  // once
+  f.events.clear();
 
+  const Delete del{kOrders, 'K', {T("1"), N(), N(), N(), N()}};
   Relation retyped = added;
   retyped.columns[1].type_oid = 1043;
   f.Ok(retyped);
-  CHECK(f.Only().find(R"({"name":"status","type_oid":1043,"key":false})") !=
+  f.Ok(del);
+  f.AfterSchema(&schema);
+  CHECK(schema.find(R"({"name":"status","type_oid":1043,"key":false})") !=
         std::string::npos);
   Relation resized = retyped;
   resized.columns[1].type_modifier = 36;  // varchar(32) from varchar
   f.Ok(resized);
+  f.Ok(del);
+  f.AfterSchema(&schema);
   // The modifier is recorded: readers need it (numeric scale, precision).
-  CHECK(f.Only().find(
+  CHECK(schema.find(
             R"({"name":"status","type_oid":1043,"type_mod":36,"key":false})") !=
         std::string::npos);
   Relation renamed = resized;
   renamed.relname = "purchase_orders";
   f.Ok(renamed);
-  CHECK(f.Only().find(R"("table":"purchase_orders")") != std::string::npos);
+  CHECK(f.events.empty());
+  // Two descriptions before a change: the last one is the news.
   Relation full = renamed;
   full.replica_identity = 'f';
   for (auto& c : full.columns) c.flags = 1;
   f.Ok(full);
-  CHECK(f.Only().find(R"({"name":"doc","type_oid":25,"key":true})") !=
+  f.Ok(Truncate{0, {kOrders}});
+  CHECK(f.AfterSchema(&schema).find(R"("op":"t")") != std::string::npos);
+  CHECK(schema.find(R"("table":"purchase_orders")") != std::string::npos);
+  CHECK(schema.find(R"({"name":"doc","type_oid":25,"key":true})") !=
         std::string::npos);
-  // The first Relation for an OID reports nothing.
+  // A new OID of a name and shape the log has: nothing to report.
   Relation other = Items();
   other.oid = 20000;
   f.Ok(other);
-  CHECK(f.events.empty());
+  f.Ok(Truncate{0, {20000}});
+  CHECK_FALSE(f.events.is_schema(0));
+  CHECK(f.Only().find(R"("table":"items")") != std::string::npos);
   REQUIRE(f.builder.FindRelation(20000) != nullptr);
   CHECK(f.builder.FindRelation(20000)->relname == "items");
   CHECK(f.builder.FindRelation(1) == nullptr);
+}
+
+TEST_CASE(
+    "a relation's first change comes after a schema event, unless the "
+    "log has its shape",
+    "[pg]") {
+  const std::string orders_s =
+      kHead + R"(,"op":"s","schema":"public","table":"orders",)"
+              R"("key":null,"before":null,"after":null,"columns":[)"
+              R"({"name":"id","type_oid":23,"key":true},)"
+              R"({"name":"status","type_oid":25,"key":false},)"
+              R"({"name":"total","type_oid":1700,"key":false},)"
+              R"({"name":"doc","type_oid":25,"key":false}]})";
+  {
+    Fixture f;
+    f.Ok(Begin{kCommitLsn, kCommit, 750});
+    f.Ok(Orders());
+    f.Ok(Items());  // described, never changed: no schema event
+    CHECK(f.events.empty());
+    f.Ok(Insert{kOrders, {T("7"), T("new"), T("12.50"), N()}});
+    std::string schema;
+    CHECK(f.AfterSchema(&schema).find(R"("op":"c")") != std::string::npos);
+    CHECK(schema == orders_s);
+    f.Ok(Insert{kOrders, {T("8"), T("new"), T("12.50"), N()}});
+    CHECK(f.Only().find(R"("op":"c")") != std::string::npos);
+  }
+  {
+    // A later capture of the same log: the log's schema event (another
+    // commit LSN in its head) is the shape PostgreSQL sends again.
+    Fixture f;
+    f.builder.KnowSchemaEvent(
+        R"({"lsn":"0/1","xid":9,"ts":"2026-01-01T00:00:00Z")" +
+        orders_s.substr(kHead.size()));
+    f.Ok(Begin{kCommitLsn, kCommit, 750});
+    f.Ok(Orders());
+    f.Ok(Insert{kOrders, {T("7"), T("new"), T("12.50"), N()}});
+    CHECK(f.Only().find(R"("op":"c")") != std::string::npos);
+    // ... but not Orders once it changed while no one looked.
+    Fixture g;
+    g.builder.KnowSchemaEvent(
+        R"({"lsn":"0/1","xid":9,"ts":"2026-01-01T00:00:00Z")" +
+        orders_s.substr(kHead.size()));
+    g.Ok(Begin{kCommitLsn, kCommit, 750});
+    Relation added = Orders();
+    added.columns.push_back({0, "note", 1043, 24});
+    g.Ok(added);
+    g.Ok(Insert{kOrders, {T("7"), T("new"), T("12.50"), N(), N()}});
+    std::string schema;
+    g.AfterSchema(&schema);
+    CHECK(schema.find(R"("name":"note")") != std::string::npos);
+  }
 }
 
 TEST_CASE("messages out of place and bad values are errors", "[pg]") {
@@ -323,12 +416,18 @@ TEST_CASE("decoded bytes to events, and a snapshot read of the same row",
   feed(Wire('I').U32(kOrders).U8('N').I16(2).Text("7").Text(
       R"({a,"b c",NULL})"));
   feed(Wire('C').U8(0).U64(kCommitLsn).U64(kCommitLsn + 0x30).U64(pg_time));
-  REQUIRE(events.size() == 1);
-  CHECK(events[0] == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
+  REQUIRE(events.size() == 2);  // the relation's first sight, the insert
+  CHECK(events.is_schema(0));
+  CHECK(events[0] == kHead + R"(,"op":"s","schema":"public","table":"orders",)"
+                             R"("key":null,"before":null,"after":null,)"
+                             R"("columns":[{"name":"id","type_oid":23,)"
+                             R"("key":true},{"name":"tags","type_oid":1009,)"
+                             R"("key":false}]})");
+  CHECK(events[1] == kHead + R"(,"op":"c","schema":"public","table":"orders",)"
                              R"("key":{"id":7},"before":null,)"
                              R"("after":{"id":7,"tags":["a","b c",null]}})");
-  CheckStoredForm(events[0]);
-  auto parsed = nlohmann::json::parse(events[0]);
+  CheckStoredForm(events[1]);
+  auto parsed = nlohmann::json::parse(events[1]);
   CHECK(parsed["after"]["tags"][2].is_null());
 
   // A snapshot copied the same row (COPY's text form is pgoutput's): the
@@ -370,6 +469,7 @@ Relation Docs(bool full) {
 TEST_CASE("JSON nulls are named by pointer, apart from SQL NULLs", "[pg]") {
   Fixture f;
   f.Start();
+  f.Know(Docs(false));
   f.Ok(Docs(false));
   f.Ok(Insert{16500, {T("1"), T("null"), T(R"({NULL,"null"})")}});
   CHECK(f.Only() == kHead +
@@ -383,17 +483,18 @@ TEST_CASE("JSON nulls are named by pointer, apart from SQL NULLs", "[pg]") {
   // Under FULL, key, before and after each say where theirs are.
   Relation full = Docs(true);
   f.Ok(full);
-  f.events.clear();  // the identity change
   f.Ok(Update{16500,
               'O',
               {T("1"), T("null"), N()},
               {T("1"), T("{}"), T(R"({"null"})")}});
-  CHECK(f.Only() == kHead + R"(,"op":"u","schema":"public","table":"docs",)"
-                            R"("key":{"id":1,"d/o~c":null,"arr":null},)"
-                            R"("before":{"id":1,"d/o~c":null,"arr":null},)"
-                            R"("after":{"id":1,"d/o~c":{},"arr":[null]},)"
-                            R"("json_null":["/key/d~1o~0c","/before/d~1o~0c",)"
-                            R"("/after/arr/0"]})");
+  // After the identity change's schema event:
+  CHECK(f.AfterSchema() ==
+        kHead + R"(,"op":"u","schema":"public","table":"docs",)"
+                R"("key":{"id":1,"d/o~c":null,"arr":null},)"
+                R"("before":{"id":1,"d/o~c":null,"arr":null},)"
+                R"("after":{"id":1,"d/o~c":{},"arr":[null]},)"
+                R"("json_null":["/key/d~1o~0c","/before/d~1o~0c",)"
+                R"("/after/arr/0"]})");
   f.Ok(Delete{16500, 'O', {T("1"), T("null"), N()}});
   CHECK(f.Only().find(R"(,"after":null,"json_null":["/key/d~1o~0c",)"
                       R"("/before/d~1o~0c"]})") != std::string::npos);
@@ -429,22 +530,36 @@ TEST_CASE("message content is read in the server's encoding", "[pg]") {
 
 TEST_CASE("generated columns are named in schema changes", "[pg]") {
   Fixture f;
+  const Truncate change{0, {kItems}};
+  std::string schema;
   f.builder.SetGeneratedColumns(kItems, {"total"});
-  f.Start();  // the first description: no event, whatever it holds
+  f.Ok(Begin{kCommitLsn, kCommit, 750});
+  f.Ok(Items());  // the first description names them
+  f.Ok(change);
+  f.AfterSchema(&schema);
+  CHECK(schema.find(R"(,"generated":["total"]})") != std::string::npos);
   f.Ok(Items());
-  CHECK(f.events.empty());  // not looked up again: as they were
+  f.Ok(change);
+  CHECK_FALSE(f.events.is_schema(0));  // not looked up again: as they were
+  f.events.clear();
   f.builder.SetGeneratedColumns(kItems, {"total"});
   f.Ok(Items());
-  CHECK(f.events.empty());  // looked up, unchanged
+  f.Ok(change);
+  CHECK_FALSE(f.events.is_schema(0));  // looked up, unchanged
+  f.events.clear();
   f.builder.SetGeneratedColumns(kItems, {"total", "tax"});
   f.Ok(Items());
-  CHECK(f.Only() == kHead + R"(,"op":"s","schema":"shop","table":"items",)"
-                            R"("key":null,"before":null,"after":null,)"
-                            R"("columns":[{"name":"name","type_oid":25,)"
-                            R"("key":false}],"generated":["total","tax"]})");
+  f.Ok(change);
+  f.AfterSchema(&schema);
+  CHECK(schema == kHead + R"(,"op":"s","schema":"shop","table":"items",)"
+                          R"("key":null,"before":null,"after":null,)"
+                          R"("columns":[{"name":"name","type_oid":25,)"
+                          R"("key":false}],"generated":["total","tax"]})");
   f.builder.SetGeneratedColumns(kItems, {});
   f.Ok(Items());
-  CHECK(f.Only().find("generated") == std::string::npos);
+  f.Ok(change);
+  f.AfterSchema(&schema);
+  CHECK(schema.find("generated") == std::string::npos);
 }
 
 }  // namespace

@@ -114,7 +114,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
                               " (it is the commit time)");
     }
     if (txn.skip) return Status::OK();
-    return w->Append(ev->stored);
+    // A schema event is also recorded in the log's schema file.
+    return ev->op == 's' ? w->AppendSchema(ev->stored) : w->Append(ev->stored);
   };
 
   Status bad;

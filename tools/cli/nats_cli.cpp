@@ -12,6 +12,7 @@
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/renderer.h"
 #include "cdc/log/log_dir.h"
+#include "cdc/log/schemas.h"
 #include "cdc/nats/client.h"
 #include "cdc/nats/sink.h"
 #include "common.h"
@@ -267,6 +268,10 @@ Status Runner::Run() {
         source_, consume::OpenLogSource(o_.log, o_.consumer, applied, o_.follow,
                                         "stream " + so_.name));
     acked_ = applied.value_or(0);
+    CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
+                         log::ReadSchemas(o_.log));
+    for (const log::SchemaEntry& e : schemas)
+      if (e.seq < source_->NextSeq()) sink_.LearnSchema(e.stored);
   }
   Status result;
   bool eof = false;

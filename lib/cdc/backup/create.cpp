@@ -23,6 +23,7 @@
 #include "cdc/log/log_dir.h"
 #include "cdc/log/pin.h"
 #include "cdc/log/scan.h"
+#include "cdc/log/schemas.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::backup {
@@ -419,6 +420,20 @@ Result<CreateResult> Build(const CreateOptions& o, const log::LogIdentity& id,
     CDC_ASSIGN_OR_RETURN(log::RetentionPin pin,
                          log::RetentionPin::Acquire(o.log));
     CDC_RETURN_IF_ERROR(CopySegments(o.log, b, &m));
+  }
+  // After the segments: a schema event's line is synced before its frame,
+  // so the file now has the line of every schema event copied; lines of
+  // events beyond the copy stay out.
+  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
+                       log::ReadSchemas(o.log));
+  std::string schema_text;
+  for (const log::SchemaEntry& s : schemas)
+    if (s.seq < m.end_seq) schema_text += log::SchemaLine(s.seq, s.stored);
+  if (!schema_text.empty()) {
+    FileEntry sf;
+    sf.path = log::kSchemasFile;
+    CDC_RETURN_IF_ERROR(b.StoreText(schema_text, &sf));
+    m.files.push_back(sf);
   }
   std::string text = ManifestJson(m);
   CDC_RETURN_IF_ERROR(out->Commit(text));

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/sha256.h"
+#include "cdc/log/schemas.h"
 
 namespace cdc::backup {
 
@@ -44,7 +45,8 @@ bool IsHex64(const std::string& s) {
 bool FileEntry::is_segment() const { return SegmentBase(path) != 0; }
 
 bool IsBackupPath(std::string_view path, bool manifest_too) {
-  if (path == "log.json" || path == "consumers.db") return true;
+  if (path == "log.json" || path == "consumers.db" || path == log::kSchemasFile)
+    return true;
   if (manifest_too && path == kManifestName) return true;
   if (path.size() > 7 && path.substr(path.size() - 7) == ".sealed")
     path.remove_suffix(7);

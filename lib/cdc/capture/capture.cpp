@@ -17,6 +17,7 @@
 #include "cdc/cli/cli.h"
 #include "cdc/cli/notify.h"
 #include "cdc/log/retention.h"
+#include "cdc/log/schemas.h"
 #include "cdc/log/writer.h"
 #include "cdc/pg/conn.h"
 #include "cdc/pg/event_builder.h"
@@ -133,7 +134,9 @@ Status Capture::Append(pg::EventLines& events) {
   for (size_t i = 0; i < events.size(); ++i) {
     m_.bytes += events[i].size();
     // A large line moves into the writer instead of being copied.
-    CDC_RETURN_IF_ERROR(w_->AppendTaking(events.mutable_line(i)));
+    CDC_RETURN_IF_ERROR(events.is_schema(i)
+                            ? w_->AppendSchema(events[i])
+                            : w_->AppendTaking(events.mutable_line(i)));
   }
   txn_events_ += events.size();
   return Status::OK();
@@ -426,6 +429,11 @@ Status Capture::Snapshot(SlotState& slot, bool* stopped) {
 }
 
 Status Capture::Stream(pg::Connection& conn, const SlotState& slot) {
+  // The schema events the log holds (the snapshot's among them): a
+  // relation seen again in this shape needs no new one.
+  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
+                       log::ReadSchemas(o_.log));
+  for (const log::SchemaEntry& e : schemas) builder_.KnowSchemaEvent(e.stored);
   resume_ = w_->position();
   idle_target_ = slot.server_lsn;
   // PostgreSQL skips commits below the start position as if acknowledged.

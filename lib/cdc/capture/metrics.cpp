@@ -68,6 +68,25 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
   Line(&o, "cdc_capture_snapshot_rows_estimate", "gauge",
        "Rows the initial snapshot expects (pg_class.reltuples).",
        static_cast<double>(m.snapshot_rows_estimate));
+  Line(&o, "cdc_capture_incremental_snapshot_running", "gauge",
+       "1 while an incremental snapshot reads a table.",
+       m.incremental_running ? 1 : 0);
+  Line(&o, "cdc_capture_incremental_snapshot_chunks_total", "counter",
+       "Chunks incremental snapshots have written.",
+       static_cast<double>(m.incremental_chunks));
+  Line(&o, "cdc_capture_incremental_snapshot_rows_total", "counter",
+       "Rows incremental snapshots have written.",
+       static_cast<double>(m.incremental_rows));
+  Line(&o, "cdc_capture_incremental_snapshot_dropped_rows_total", "counter",
+       "Chunk rows left out because the stream changed them meanwhile.",
+       static_cast<double>(m.incremental_dropped));
+  Line(&o, "cdc_capture_incremental_snapshot_table_rows", "gauge",
+       "Rows the running incremental snapshot has written of its table.",
+       static_cast<double>(m.incremental_table_rows));
+  Line(&o, "cdc_capture_incremental_snapshot_rows_estimate", "gauge",
+       "Rows of the running incremental snapshot's table "
+       "(pg_class.reltuples).",
+       static_cast<double>(m.incremental_estimate));
   o += "# HELP cdc_capture_fsync_seconds fsync latency of the log.\n"
        "# TYPE cdc_capture_fsync_seconds histogram\n";
   uint64_t cum = 0;

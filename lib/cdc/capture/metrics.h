@@ -28,6 +28,13 @@ struct Metrics {
   uint64_t snapshot_tables_done = 0;    // copied completely
   uint64_t snapshot_rows = 0;           // rows copied so far
   uint64_t snapshot_rows_estimate = 0;  // pg_class.reltuples, all tables
+  // Incremental snapshots (all zero when none ran).
+  bool incremental_running = false;
+  uint64_t incremental_chunks = 0;      // chunks written, all snapshots
+  uint64_t incremental_rows = 0;        // rows written, all snapshots
+  uint64_t incremental_dropped = 0;     // chunk rows the stream overtook
+  uint64_t incremental_table_rows = 0;  // of the running snapshot
+  uint64_t incremental_estimate = 0;    // its table's pg_class.reltuples
 };
 
 // Prometheus text exposition of `m` and the writer's fsync histogram.

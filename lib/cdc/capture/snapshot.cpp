@@ -9,6 +9,7 @@
 #include "cdc/base/fs.h"
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
+#include "cdc/capture/tables.h"
 #include "cdc/cli/cli.h"
 #include "cdc/event/json_text.h"
 #include "cdc/pg/conn.h"
@@ -22,16 +23,6 @@ namespace {
 constexpr char kMarkerFile[] = "snapshot.pending";
 constexpr int64_t kTtyProgressEveryUs = 500000;
 constexpr int64_t kLogProgressEveryUs = 60000000;
-
-struct Table {
-  pg::Oid oid = 0;
-  std::string schema, name;
-  char replica_identity = 'd';
-  char kind = 'r';        // pg_class.relkind: 'r' table, 'p' partitioned
-  std::string attnames;   // published columns, as name[] text
-  std::string rowfilter;  // the publication's WHERE, or empty
-  uint64_t estimate = 0;
-};
 
 // Progress on stderr: a line kept up to date on a terminal, else one line
 // a minute (the log of a service).
@@ -87,101 +78,6 @@ class Progress {
   int64_t start_, last_;
   bool live_ = false;
 };
-
-Result<std::vector<Table>> ListTables(pg::Connection& conn,
-                                      const std::string& publication) {
-  CDC_ASSIGN_OR_RETURN(
-      pg::PgResult r,
-      conn.ExecParams(
-          "SELECT c.oid, pt.schemaname, pt.tablename, c.relreplident, "
-          "c.relkind, pt.attnames::text, pt.rowfilter, "
-          "CASE WHEN c.relkind = 'p' THEN (SELECT COALESCE(sum(GREATEST("
-          "k.reltuples, 0)), 0) FROM pg_partition_tree(c.oid) p JOIN pg_class "
-          "k ON k.oid = p.relid WHERE p.isleaf) ELSE GREATEST(c.reltuples, 0) "
-          "END::bigint "
-          "FROM pg_publication_tables pt "
-          "JOIN pg_namespace n ON n.nspname = pt.schemaname "
-          "JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = "
-          "pt.tablename WHERE pt.pubname = $1 ORDER BY 2, 3",
-          {publication}));
-  std::vector<Table> tables;
-  for (int i = 0; i < r.rows(); ++i) {
-    Table t;
-    CDC_ASSIGN_OR_RETURN(t.oid,
-                         pg::ParseReplyUint32(r.get(i, 0), "pg_class.oid"));
-    t.schema = r.get(i, 1);
-    t.name = r.get(i, 2);
-    t.replica_identity = r.get(i, 3).empty() ? 'd' : r.get(i, 3)[0];
-    t.kind = r.get(i, 4).empty() ? 'r' : r.get(i, 4)[0];
-    t.attnames = r.get(i, 5);
-    t.rowfilter = r.is_null(i, 6) ? "" : r.get(i, 6);
-    t.estimate = std::strtoull(r.get(i, 7).c_str(), nullptr, 10);
-    tables.push_back(std::move(t));
-  }
-  return tables;
-}
-
-// The table as pgoutput's Relation message describes it (logicalrep_write_
-// attrs): published columns in attnum order, each flagged as key when part
-// of the replica identity (every column under FULL).
-Result<pg::Relation> DescribeTable(pg::Connection& conn, const Table& t,
-                                   bool generated_published,
-                                   std::vector<bool>* generated) {
-  CDC_ASSIGN_OR_RETURN(
-      pg::PgResult r,
-      conn.ExecParams(
-          "SELECT a.attname, a.atttypid, a.atttypmod, CASE c.relreplident "
-          "WHEN 'f' THEN true WHEN 'n' THEN false ELSE EXISTS (SELECT 1 FROM "
-          "pg_index i WHERE i.indrelid = c.oid AND CASE c.relreplident WHEN "
-          "'d' THEN i.indisprimary ELSE i.indisreplident END AND a.attnum = "
-          "ANY (i.indkey)) END, a.attgenerated <> '' "
-          "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-          "WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
-          "AND (a.attgenerated = '' OR $3::bool) "
-          "AND a.attname = ANY ($2::name[]) ORDER BY a.attnum",
-          {std::to_string(t.oid), t.attnames,
-           generated_published ? "true" : "false"}));
-  pg::Relation rel;
-  rel.oid = t.oid;
-  rel.nspname = t.schema;
-  rel.relname = t.name;
-  rel.replica_identity = t.replica_identity;
-  generated->clear();
-  for (int i = 0; i < r.rows(); ++i) {
-    pg::RelationColumn c;
-    c.name = r.get(i, 0);
-    CDC_ASSIGN_OR_RETURN(c.type_oid,
-                         pg::ParseReplyUint32(r.get(i, 1), "atttypid"));
-    c.type_modifier = std::atoi(r.get(i, 2).c_str());
-    c.flags = r.get(i, 3) == "t" ? 1 : 0;
-    generated->push_back(r.get(i, 4) == "t");
-    rel.columns.push_back(std::move(c));
-  }
-  return rel;
-}
-
-std::string CopySql(pg::Connection& conn, const Table& t,
-                    const pg::Relation& rel,
-                    const std::vector<bool>& generated) {
-  std::string cols;
-  bool any_generated = false;
-  for (size_t i = 0; i < rel.columns.size(); ++i) {
-    if (i > 0) cols += ", ";
-    cols += conn.QuoteIdent(rel.columns[i].name);
-    any_generated = any_generated || generated[i];
-  }
-  const std::string name =
-      conn.QuoteIdent(t.schema) + "." + conn.QuoteIdent(t.name);
-  // COPY of a plain table is the fastest form, and copies only that table
-  // (not its inheritance children, which pgoutput reports as themselves).
-  if (t.kind == 'r' && t.rowfilter.empty() && !any_generated &&
-      !rel.columns.empty())
-    return "COPY " + name + " (" + cols + ") TO STDOUT";
-  std::string sql = "COPY (SELECT " + (cols.empty() ? std::string() : cols) +
-                    " FROM " + (t.kind == 'r' ? "ONLY " : "") + name;
-  if (!t.rowfilter.empty()) sql += " WHERE " + t.rowfilter;
-  return sql + ") TO STDOUT";
-}
 
 }  // namespace
 
@@ -252,7 +148,9 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   auto append = [&]() -> Status {
     for (size_t i = 0; i < events.size(); ++i) {
       m->bytes += events[i].size();
-      CDC_RETURN_IF_ERROR(w.AppendTaking(events.mutable_line(i)));
+      CDC_RETURN_IF_ERROR(events.is_schema(i)
+                              ? w.AppendSchema(events[i])
+                              : w.AppendTaking(events.mutable_line(i)));
     }
     res.events += events.size();
     events.clear();
@@ -285,8 +183,11 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
     CDC_ASSIGN_OR_RETURN(
         pg::Relation rel,
         DescribeTable(*conn, t, generated_published, &generated));
+    CDC_ASSIGN_OR_RETURN(std::vector<std::string> gen_names,
+                         GeneratedNames(*conn, t.oid));
+    builder.SetGeneratedColumns(t.oid, std::move(gen_names));
+    // No event yet: the table's schema event comes with its first row.
     CDC_RETURN_IF_ERROR(builder.Apply(rel, &events));
-    CDC_RETURN_IF_ERROR(append());  // the first Relation yields nothing
     pg::Insert row;
     row.relation_oid = t.oid;
     const size_t ncols = rel.columns.size();
@@ -303,7 +204,17 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
             CDC_RETURN_IF_ERROR(flush_held(false));
           }
           held_first = table_rows == 0;
-          held.swap(*events.mutable_line(0));
+          // The table's first row comes after its schema event.
+          const size_t row_line = events.size() - 1;
+          if (row_line > 0) {
+            std::string row_text;
+            row_text.swap(*events.mutable_line(row_line));
+            events.Truncate(row_line);
+            CDC_RETURN_IF_ERROR(append());
+            held.swap(row_text);
+          } else {
+            held.swap(*events.mutable_line(0));
+          }
           events.clear();
           ++table_rows;
           ++m->snapshot_rows;

@@ -1,6 +1,8 @@
 #include "cdc/consume/reader.h"
 
 #include "cdc/cursor/consumers.h"
+#include "cdc/event/renderer.h"
+#include "cdc/log/schemas.h"
 
 namespace cdc::consume {
 
@@ -213,6 +215,17 @@ Result<log::ChangeWaiter::Wake> Reader::Wait(int timeout_ms, int watch_fd,
 Status Reader::Ack(uint64_t seq) {
   if (!store_) return Status::Usage("no consumer to acknowledge for");
   return store_->Ack(opts_.consumer, seq).status();
+}
+
+Status LearnSchemas(const std::string& dir, uint64_t next_seq,
+                    event::Renderer* r) {
+  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
+                       log::ReadSchemas(dir));
+  for (const log::SchemaEntry& e : schemas) {
+    if (e.seq >= next_seq) break;
+    r->LearnSchema(e.stored);
+  }
+  return Status::OK();
 }
 
 }  // namespace cdc::consume

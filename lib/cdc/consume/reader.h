@@ -37,6 +37,9 @@
 namespace cdc::cursor {
 class ConsumerStore;
 }
+namespace cdc::event {
+class Renderer;
+}
 
 namespace cdc::consume {
 
@@ -175,5 +178,11 @@ class Reader {
   bool stopped_ = false;
   TxnBatch carry_;  // events of a transaction the last batch had no room for
 };
+
+// Tells `r` the schema events the log at `dir` recorded before seq
+// `next_seq` (log/schemas.h), so that a read starting there renders the
+// values of every relation by its column types.
+Status LearnSchemas(const std::string& dir, uint64_t next_seq,
+                    event::Renderer* r);
 
 }  // namespace cdc::consume

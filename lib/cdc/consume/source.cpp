@@ -47,6 +47,7 @@ class LogSource : public Source {
   }
 
   Status Ack(uint64_t seq) override { return reader_->Ack(seq); }
+  uint64_t NextSeq() const override { return reader_->consumed_seq() + 1; }
 
  private:
   std::string dir_;

@@ -55,6 +55,9 @@ class Source {
   virtual Result<bool> Wait(int ms) = 0;
   // The log's last committed seq (0 when not reading a log).
   virtual Result<uint64_t> LastSeq() { return uint64_t{0}; }
+  // The seq the next event read from the log will have at least (0 when
+  // not reading a log).
+  virtual uint64_t NextSeq() const { return 0; }
   // Cumulative ack of the consumer up to `seq` (log only).
   virtual Status Ack(uint64_t seq) {
     (void)seq;

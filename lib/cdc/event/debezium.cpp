@@ -68,6 +68,10 @@ class DebeziumRenderer : public Renderer {
     open_ = false;
   }
 
+  void LearnSchema(std::string_view stored) override {
+    if (ScanStored(stored, &f_).ok() && f_.op_code == 's') Learn();
+  }
+
   Status Skip(uint64_t, std::string_view stored, bool last) override {
     CDC_RETURN_IF_ERROR(ScanStored(stored, &f_));
     if (f_.op_code == 's') Learn();

@@ -140,6 +140,7 @@ Result<ImportedEvent> ParseImportLine(std::string_view line) {
       std::string_view("cudrtms").find(op[0]) == std::string_view::npos)
     return Status::BadInput("\"op\" must be one of c u d r t m s, not \"" + op +
                             "\"");
+  ev.op = op[0];
   std::string schema, table;
   if (op != "m" || j.find("schema") || j.find("table")) {
     CDC_ASSIGN_OR_RETURN(schema, need_string("schema"));

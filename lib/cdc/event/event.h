@@ -72,6 +72,7 @@ bool ParseHead(std::string_view stored, EventHead* head);
 // One event accepted by `cdc-log import`, in stored form.
 struct ImportedEvent {
   std::string stored;
+  char op = 0;
   Lsn lsn = 0;
   uint64_t xid = 0;
   int64_t ts = 0;  // µs since epoch

@@ -83,6 +83,12 @@ class Renderer {
 
   // An event the caller leaves out of the output.
   virtual Status Skip(uint64_t seq, std::string_view stored, bool last) = 0;
+
+  // A schema event (op s) from before where reading starts (the log's
+  // schema file, log/schemas.h): what the relation's columns are, for a
+  // format whose values depend on their types. Not an event of the
+  // output, nor counted in any transaction.
+  virtual void LearnSchema(std::string_view stored) { (void)stored; }
 };
 
 std::unique_ptr<Renderer> MakeRenderer(const RenderOptions& options,

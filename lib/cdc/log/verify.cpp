@@ -3,6 +3,7 @@
 #include "cdc/base/sha256.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/scan.h"
+#include "cdc/log/schemas.h"
 
 namespace cdc::log {
 
@@ -43,6 +44,19 @@ void CheckSeal(const SegmentInfo& seg, uint64_t size, const SegmentScan& scan,
              std::to_string(scan.last_time));
 }
 
+// Line `n` (from 0) of the frame's event lines, without its newline.
+std::string_view NthLine(std::string_view raw, uint64_t n) {
+  size_t start = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    size_t nl = raw.find('\n', start);
+    if (nl == std::string_view::npos) return {};
+    start = nl + 1;
+  }
+  size_t nl = raw.find('\n', start);
+  return nl == std::string_view::npos ? std::string_view()
+                                      : raw.substr(start, nl - start);
+}
+
 }  // namespace
 
 Result<VerifyReport> VerifyLog(
@@ -65,6 +79,13 @@ Result<VerifyReport> VerifyLog(
     CDC_ASSIGN_OR_RETURN(uint64_t n, FileSize(s.path));
     total += n;
   }
+  // Each line of the schema file must be the event at its seq.
+  auto schemas = ReadSchemas(dir);
+  if (!schemas.ok()) rep.problems.push_back(schemas.status().message());
+  const std::vector<SchemaEntry> no_schemas;
+  const std::vector<SchemaEntry>& entries =
+      schemas.ok() ? *schemas : no_schemas;
+  size_t next_entry = 0;
   Codec codec;
   std::string raw;
   std::vector<TxnEntry> txns;
@@ -104,6 +125,19 @@ Result<VerifyReport> VerifyLog(
                    " is before " + FormatLsn(prev_lsn);
           prev_lsn = txns[k].commit_lsn;
         }
+      }
+      while (next_entry < entries.size() &&
+             entries[next_entry].seq < h.first_seq)
+        ++next_entry;  // of events retention removed
+      for (; what.empty() && next_entry < entries.size() &&
+             entries[next_entry].seq < h.end_seq();
+           ++next_entry) {
+        const SchemaEntry& e = entries[next_entry];
+        std::string_view line = NthLine(raw, e.seq - h.first_seq);
+        if (line != e.stored)
+          rep.problems.push_back(std::string(kSchemasFile) +
+                                 ": the line of seq " + std::to_string(e.seq) +
+                                 " is not the log's event at that seq");
       }
       mid_txn = !h.txn_end();
       if (what.empty() && h.txn_end()) {
@@ -184,6 +218,13 @@ Result<VerifyReport> VerifyLog(
     if (progress) progress(rep.bytes, total);
   }
   rep.next_seq = expect_seq;
+  if (next_entry < entries.size() && entries[next_entry].seq >= expect_seq)
+    rep.notes.push_back(std::string(kSchemasFile) + ": " +
+                        std::to_string(entries.size() - next_entry) +
+                        " lines from seq " +
+                        std::to_string(entries[next_entry].seq) +
+                        " beyond the log's end (not yet durable, or cut by a "
+                        "crash; the next writer cuts them)");
   return rep;
 }
 

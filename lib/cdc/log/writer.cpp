@@ -195,7 +195,61 @@ Status LogWriter::Recover() {
   }
   if (has_commit_ && !position_.valid)
     position_ = SourcePosition{true, last_lsn_, false};
+  CDC_RETURN_IF_ERROR(TrimSchemas());
   return HashPrefix();
+}
+
+Status LogWriter::TrimSchemas() {
+  uint64_t valid = 0;
+  CDC_ASSIGN_OR_RETURN(std::vector<SchemaEntry> entries,
+                       ReadSchemas(dir_, &valid));
+  const std::string path = SchemasPath(dir_);
+  auto size = FileSize(path);
+  if (size.status().code() == Code::kNotFound) return Status::OK();
+  CDC_RETURN_IF_ERROR(size.status());
+  // Lines of events that never became durable (or were aborted) come last.
+  uint64_t keep = valid;
+  for (size_t i = entries.size(); i > 0 && entries[i - 1].seq >= next_seq_; --i)
+    keep -= SchemaLine(entries[i - 1].seq, entries[i - 1].stored).size();
+  CDC_ASSIGN_OR_RETURN(schemas_fd_, OpenFile(path, O_RDWR));
+  schemas_size_ = *size;
+  return TruncateSchemas(keep);
+}
+
+Status LogWriter::TruncateSchemas(uint64_t size) {
+  if (size >= schemas_size_) return Status::OK();
+  const std::string path = SchemasPath(dir_);
+  if (::ftruncate(schemas_fd_.fd(), static_cast<off_t>(size)) != 0)
+    return ErrnoStatus("truncate", path, errno);
+  CDC_RETURN_IF_ERROR(SyncFile(schemas_fd_.fd(), path));
+  schemas_size_ = size;
+  return Status::OK();
+}
+
+Status LogWriter::AppendSchema(std::string_view event) {
+  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  const std::string path = SchemasPath(dir_);
+  if (!schemas_fd_.valid()) {
+    CDC_ASSIGN_OR_RETURN(schemas_fd_,
+                         OpenFile(path, O_RDWR | O_CREAT | O_EXCL, 0600));
+    CDC_RETURN_IF_ERROR(SyncDir(dir_));
+    schemas_size_ = 0;
+  }
+  if (txn_schemas_start_ == UINT64_MAX) txn_schemas_start_ = schemas_size_;
+  const std::string line = SchemaLine(next_seq_, event);
+  Status s = PwriteAll(schemas_fd_.fd(), line.data(), line.size(),
+                       schemas_size_, path);
+  if (s.ok()) s = SyncFile(schemas_fd_.fd(), path);
+  if (!s.ok()) {
+    // The writer cannot go on (a failed fsync is never retried); what a
+    // reopen finds beyond the log's end is cut then.
+    std::lock_guard<std::mutex> lk(mu_);
+    if (failed_.ok()) failed_ = s;
+    has_failed_ = true;
+    return s;
+  }
+  schemas_size_ += line.size();
+  return Append(event);
 }
 
 // Rebuilds the running SHA-256 of the active segment's first file_size_
@@ -399,6 +453,7 @@ Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
   }
   position_ = SourcePosition::Of(lsn, xid, txn_events_);
   txn_events_ = 0;
+  txn_schemas_start_ = UINT64_MAX;
   txn_frames_ = 0;
   last_lsn_ = lsn;
   has_commit_ = true;
@@ -414,6 +469,11 @@ void LogWriter::WaitIdle() {
 Status LogWriter::Abort() {
   if (has_failed_.load()) return Failed();
   if (txn_events_ == 0) return Status::OK();
+  if (txn_schemas_start_ != UINT64_MAX) {
+    // The seqs of its schema lines go to other events now.
+    CDC_RETURN_IF_ERROR(TruncateSchemas(txn_schemas_start_));
+    txn_schemas_start_ = UINT64_MAX;
+  }
   // Whole transactions gathered before it stay.
   frame_raw_.resize(group_bytes_);
   frame_events_ = group_events_;

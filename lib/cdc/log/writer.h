@@ -41,6 +41,7 @@
 #include "cdc/log/frame.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/position.h"
+#include "cdc/log/schemas.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
@@ -103,6 +104,10 @@ class LogWriter {
   // `*event` into a frame of its own instead of copied, so that it is never
   // held twice. `*event` is left valid but unspecified.
   Status AppendTaking(std::string* event);
+  // As Append, for a schema event (op s): it is first recorded, with its
+  // seq, in LOG/schemas.ndjson (see schemas.h) and fdatasynced there, so
+  // readers starting after it still learn the relation's columns.
+  Status AppendSchema(std::string_view event);
   // Tells the writer that another event of the open transaction follows:
   // a frame of kLargeFrameBytes or more being gathered is then compressed
   // and written now, and the call waits for that, so that a large event is
@@ -180,6 +185,10 @@ class LogWriter {
   LogWriter(std::string dir, const WriterOptions& opts);
   Status Recover();
   Status HashPrefix();
+  // Cuts LOG/schemas.ndjson back to the lines of seqs below next_seq_
+  // (after recovery), or to `size` bytes (after an abort).
+  Status TrimSchemas();
+  Status TruncateSchemas(uint64_t size);
   // Bookkeeping of an event about to join the frame being gathered.
   Status StartEvent();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
@@ -244,6 +253,12 @@ class LogWriter {
   SourcePosition position_;
   uint64_t unsynced_commits_ = 0;
   uint64_t sync_requested_ = 0;
+  // LOG/schemas.ndjson, opened at the first schema event.
+  FileHandle schemas_fd_;
+  uint64_t schemas_size_ = 0;
+  // Its size before the open transaction's first schema line (an abort
+  // cuts back to it); UINT64_MAX when the transaction wrote none.
+  uint64_t txn_schemas_start_ = UINT64_MAX;
 
   // Background-thread state: the active segment and its write buffer.
   uint64_t base_seq_ = 1;

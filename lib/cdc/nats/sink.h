@@ -83,6 +83,10 @@ class Sink {
   // (a full stream: IOError; permissions: Permission).
   Status Poll(Client& c, int wait_ms);
 
+  // A schema event from before the first event Add gets (see
+  // event::Renderer::LearnSchema).
+  void LearnSchema(std::string_view stored) { renderer_->LearnSchema(stored); }
+
   uint64_t acked_seq() const { return acked_; }
   size_t pending() const { return count_; }
   bool failing() const { return need_resync_; }

@@ -98,7 +98,11 @@ bool SameShape(const Relation& a, const Relation& b) {
 }  // namespace
 
 std::string* EventLines::Add() {
-  if (n_ == lines_.size()) lines_.emplace_back();
+  if (n_ == lines_.size()) {
+    lines_.emplace_back();
+    schema_.push_back(false);
+  }
+  schema_[n_] = false;
   std::string* line = &lines_[n_++];
   // Keep ordinary buffers; let go of one a huge row left behind.
   if (line->capacity() > (1u << 20)) std::string().swap(*line);
@@ -146,7 +150,7 @@ Status EventBuilder::Apply(const Message& message, EventLines* events) {
                              std::is_same_v<M, Type>) {
           return Status::OK();
         } else if constexpr (std::is_same_v<M, Relation>) {
-          return ApplyRelation(m, events);
+          return ApplyRelation(m);
         } else if constexpr (std::is_same_v<M, Insert>) {
           return ApplyInsert(m, 'c', events);
         } else if constexpr (std::is_same_v<M, Update>) {
@@ -172,7 +176,8 @@ Status EventBuilder::NeedTransaction(const char* what) const {
 }
 
 Result<const EventBuilder::CachedRelation*> EventBuilder::RelationFor(
-    Oid oid, const char* what, const TupleData* a, const TupleData* b) {
+    EventLines* events, Oid oid, const char* what, const TupleData* a,
+    const TupleData* b) {
   CDC_RETURN_IF_ERROR(NeedTransaction(what));
   auto it = relations_.find(oid);
   if (it == relations_.end()) {
@@ -190,6 +195,7 @@ Result<const EventBuilder::CachedRelation*> EventBuilder::RelationFor(
                               std::to_string(rel.columns.size()));
     }
   }
+  if (it->second.announce) Announce(&it->second, events);
   return &it->second;
 }
 
@@ -303,7 +309,7 @@ void EventBuilder::AppendUnchanged(const Relation& rel,
   out->push_back(']');
 }
 
-Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
+Status EventBuilder::ApplyRelation(const Relation& rel) {
   // Names are checked once here, so that every event can append them
   // without checking again.
   std::string names = ",\"schema\":";
@@ -326,8 +332,17 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     generated = it->second.generated;  // not looked up this time: as it was
   }
   if (it == relations_.end()) {
-    relations_.emplace(
-        rel.oid, CachedRelation{rel, std::move(names), std::move(generated)});
+    it = relations_
+             .emplace(rel.oid, CachedRelation{rel, std::move(names),
+                                              std::move(generated)})
+             .first;
+    // The first sight of a relation: announced unless the log holds this
+    // very shape already (the latest schema event of that name).
+    std::string shape;
+    AppendShape(it->second, &shape);
+    auto known = known_shapes_.find(it->second.names_json);
+    it->second.announce =
+        known == known_shapes_.end() || known->second != shape;
     return Status::OK();
   }
   // PostgreSQL resends Relation messages with nothing changed (after a
@@ -338,8 +353,24 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
   }
   CDC_RETURN_IF_ERROR(NeedTransaction("Relation"));
   it->second = CachedRelation{rel, std::move(names), std::move(generated)};
+  it->second.announce = true;
+  return Status::OK();
+}
+
+void EventBuilder::Announce(CachedRelation* cr, EventLines* events) {
+  std::string shape;
+  AppendShape(*cr, &shape);
+  known_shapes_[cr->names_json] = shape;
+  cr->announce = false;
   std::string& line = *events->Add();
-  AppendHead('s', &it->second, &line);
+  events->MarkSchema();
+  AppendHead('s', cr, &line);
+  line.append(shape);
+}
+
+void EventBuilder::AppendShape(const CachedRelation& cr, std::string* out) {
+  const Relation& rel = cr.rel;
+  std::string& line = *out;
   line.append(",\"key\":null,\"before\":null,\"after\":null,\"columns\":[");
   for (size_t i = 0; i < rel.columns.size(); ++i) {
     const RelationColumn& c = rel.columns[i];
@@ -355,7 +386,7 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     line.append(c.is_key() ? ",\"key\":true}" : ",\"key\":false}");
   }
   line.push_back(']');
-  const std::vector<std::string>& gen = it->second.generated;
+  const std::vector<std::string>& gen = cr.generated;
   if (!gen.empty()) {
     line.append(",\"generated\":[");
     for (size_t i = 0; i < gen.size(); ++i) {
@@ -365,7 +396,19 @@ Status EventBuilder::ApplyRelation(const Relation& rel, EventLines* events) {
     line.push_back(']');
   }
   line.push_back('}');
-  return Status::OK();
+}
+
+void EventBuilder::KnowSchemaEvent(std::string_view stored) {
+  // {"lsn":..,"xid":..,"ts":..,"op":"s","schema":..,"table":..,"key":null
+  // ...}: the part from ,"key" on is the shape; ,"schema":..,"table":..
+  // before it the name, as AppendHead wrote them.
+  const size_t names = stored.find(",\"schema\":");
+  const size_t shape = stored.find(",\"key\":null,");
+  if (names == std::string_view::npos || shape == std::string_view::npos ||
+      shape < names)
+    return;
+  known_shapes_[std::string(stored.substr(names, shape - names))] =
+      std::string(stored.substr(shape));
 }
 
 Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
@@ -397,7 +440,7 @@ Status EventBuilder::ApplySnapshotRead(const Insert& row, EventLines* events) {
 Status EventBuilder::ApplyInsert(const Insert& m, char op, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
-      RelationFor(m.relation_oid, "Insert", &m.new_tuple, nullptr));
+      RelationFor(events, m.relation_oid, "Insert", &m.new_tuple, nullptr));
   const Relation* rel = &cached->rel;
   json_null_.clear();
   std::string& line = *events->Add();
@@ -419,7 +462,7 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
   const TupleData* old = m.old_kind != 0 ? &m.old_tuple : nullptr;
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
-      RelationFor(m.relation_oid, "Update", &m.new_tuple, old));
+      RelationFor(events, m.relation_oid, "Update", &m.new_tuple, old));
   const Relation* rel = &cached->rel;
   json_null_.clear();
   std::string& line = *events->Add();
@@ -443,7 +486,7 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
 Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
-      RelationFor(m.relation_oid, "Delete", &m.old_tuple, nullptr));
+      RelationFor(events, m.relation_oid, "Delete", &m.old_tuple, nullptr));
   const Relation* rel = &cached->rel;
   json_null_.clear();
   std::string& line = *events->Add();
@@ -461,8 +504,9 @@ Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
 
 Status EventBuilder::ApplyTruncate(const Truncate& m, EventLines* events) {
   for (Oid oid : m.relation_oids) {
-    CDC_ASSIGN_OR_RETURN(const CachedRelation* rel,
-                         RelationFor(oid, "Truncate", nullptr, nullptr));
+    CDC_ASSIGN_OR_RETURN(
+        const CachedRelation* rel,
+        RelationFor(events, oid, "Truncate", nullptr, nullptr));
     std::string& line = *events->Add();
     AppendHead('t', rel, &line);
     line.append(

@@ -21,14 +21,18 @@
 //   m  "prefix", "content" (a JSON string when it is text of the server
 //      encoding, converted to UTF-8 as row values are; else its bytes in
 //      base64 with "content_encoding":"base64"), "transactional"
-//   s  a Relation message that changes a cached relation (its schema or
-//      table name, or its columns' names, type OIDs, type modifiers such as
-//      a varchar length, or key flags):
+//   s  before the first change to a relation (its first Relation message
+//      arrived) unless the log already holds its shape (KnowSchemaEvent),
+//      and before the first change after a Relation message that changes a
+//      cached relation (its schema or table name, or its columns' names,
+//      type OIDs, type modifiers such as a varchar length, or key flags).
+//      Relations no change refers to (the partitions of a table published
+//      through its root) get none. The event:
 //      "key","before","after" null and
-//      "columns":[{"name":..,"type_oid":..,"key":bool},...], then
-//      "generated":[names...] when the relation has stored generated
-//      columns (see SetGeneratedColumns). The first Relation for an OID and
-//      identical repeats yield nothing.
+//      "columns":[{"name":..,"type_oid":..,"type_mod":..,"key":bool},...],
+//      then "generated":[names...] when the relation has stored generated
+//      columns (see SetGeneratedColumns). Identical repeats yield nothing.
+//      EventLines::is_schema tells these lines apart.
 // In a 'K' old tuple, a column that is not part of the key comes as 'n'
 // ("not sent", not NULL) and is left out.
 //
@@ -83,9 +87,13 @@ class EventLines {
   std::string* Add();
   // Drops the lines from `n` on.
   void Truncate(size_t n) { n_ = std::min(n, n_); }
+  // The last line added is a schema event (op s).
+  void MarkSchema() { schema_[n_ - 1] = true; }
+  bool is_schema(size_t i) const { return schema_[i]; }
 
  private:
   std::vector<std::string> lines_;
+  std::vector<bool> schema_;
   size_t n_ = 0;
 };
 
@@ -116,6 +124,11 @@ class EventBuilder {
   void EndTransaction();
   bool in_transaction() const { return in_txn_; }
 
+  // A schema event the log holds (its latest for that schema and table):
+  // the first Relation message of a relation of that name and shape then
+  // yields no schema event.
+  void KnowSchemaEvent(std::string_view stored);
+
   // The cached Relation for `oid`, or null. Valid until the next Apply.
   const Relation* FindRelation(Oid oid) const;
 
@@ -132,7 +145,7 @@ class EventBuilder {
   }
 
  private:
-  Status ApplyRelation(const Relation& rel, EventLines* events);
+  Status ApplyRelation(const Relation& rel);
   Status ApplyInsert(const Insert& m, char op, EventLines* events);
   Status ApplyUpdate(const Update& m, EventLines* events);
   Status ApplyDelete(const Delete& m, EventLines* events);
@@ -145,10 +158,21 @@ class EventBuilder {
     Relation rel;
     std::string names_json;
     std::vector<std::string> generated;
+    // Its description is news to the log: the next change to it comes
+    // after a schema event.
+    bool announce = false;
   };
 
-  // The relation a change refers to, checking the tuples' column counts.
-  Result<const CachedRelation*> RelationFor(Oid oid, const char* what,
+  // Appends what follows the head of the relation's schema event:
+  // ,"key":null,"before":null,"after":null,"columns":[...]...}
+  static void AppendShape(const CachedRelation& cr, std::string* out);
+  // Appends the schema event of `cr` and remembers its shape as the log's.
+  void Announce(CachedRelation* cr, EventLines* events);
+
+  // The relation a change refers to, checking the tuples' column counts;
+  // its schema event goes to `events` first when it is to be announced.
+  Result<const CachedRelation*> RelationFor(EventLines* events, Oid oid,
+                                            const char* what,
                                             const TupleData* a,
                                             const TupleData* b);
   Status NeedTransaction(const char* what) const;
@@ -185,6 +209,9 @@ class EventBuilder {
   std::function<int64_t()> clock_;
   std::unordered_map<Oid, std::vector<std::string>> generated_;
   std::unordered_map<Oid, CachedRelation> relations_;
+  // By ,"schema":..,"table":.. (CachedRelation::names_json): the shape of
+  // the newest schema event the log holds or this builder yielded.
+  std::unordered_map<std::string, std::string> known_shapes_;
 
   bool in_txn_ = false;
   Xid xid_ = 0;

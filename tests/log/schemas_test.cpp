@@ -1,0 +1,188 @@
+#include "cdc/log/schemas.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "cdc/base/fs.h"
+#include "cdc/log/reader.h"
+#include "cdc/log/verify.h"
+#include "cdc/log/writer.h"
+#include "test_util.h"
+
+namespace cdc::log {
+
+namespace {
+
+std::string Schema(const char* table, const char* type_oid) {
+  return std::string(R"({"lsn":"0/10","xid":1,"ts":"2026-11-29T07:41:02Z",)") +
+         R"("op":"s","schema":"public","table":")" + table +
+         R"(","key":null,"before":null,"after":null,"columns":[{"name":"id",)" +
+         R"("type_oid":)" + type_oid + R"(,"key":true}]})";
+}
+
+std::string FileText(const std::string& dir) {
+  auto t = ReadFileToString(SchemasPath(dir), 1 << 20);
+  return t.ok() ? *t : "";
+}
+
+void AppendRaw(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::app | std::ios::binary);
+  f << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("schema events are recorded with their seqs, byte for byte",
+          "[log][schemas]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  // No file until the first schema event.
+  auto none = ReadSchemas(dir.path());
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  {
+    auto w = LogWriter::Open(dir.path(), {});
+    REQUIRE(w.ok());
+    REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+    REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+    REQUIRE((*w)->Append(test::EventLine(1, 1)).ok());
+    REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+    REQUIRE((*w)->AppendSchema(Schema("b", "25")).ok());
+    REQUIRE((*w)->Commit(0x20, 0, 2).ok());
+    REQUIRE((*w)->Sync().ok());
+  }
+  CHECK(FileText(dir.path()) == "{\"seq\":2," + Schema("a", "23").substr(1) +
+                                    "\n" + "{\"seq\":4," +
+                                    Schema("b", "25").substr(1) + "\n");
+  auto got = ReadSchemas(dir.path());
+  REQUIRE(got.ok());
+  REQUIRE(got->size() == 2);
+  CHECK((*got)[0].seq == 2);
+  CHECK((*got)[0].stored == Schema("a", "23"));
+  CHECK((*got)[1].seq == 4);
+  CHECK((*got)[1].stored == Schema("b", "25"));
+  // The events are in the log as well, at those seqs.
+  auto all = test::ReadAll(dir.path());
+  REQUIRE(all.seqs.size() == 4);
+  CHECK(all.lines[1].find("\"table\":\"a\"") != std::string::npos);
+  CHECK(all.lines[3].find("\"table\":\"b\"") != std::string::npos);
+}
+
+TEST_CASE("an aborted schema event leaves no line", "[log][schemas]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  auto w = LogWriter::Open(dir.path(), {});
+  REQUIRE(w.ok());
+  REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+  REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+  REQUIRE((*w)->AppendSchema(Schema("b", "25")).ok());
+  REQUIRE((*w)->Append(test::EventLine(2, 0)).ok());
+  REQUIRE((*w)->AppendSchema(Schema("c", "25")).ok());
+  REQUIRE((*w)->Abort().ok());
+  // Seq 2 now goes to another schema event, not to "b".
+  REQUIRE((*w)->AppendSchema(Schema("d", "20")).ok());
+  REQUIRE((*w)->Commit(0x30, 0, 3).ok());
+  REQUIRE((*w)->Sync().ok());
+  auto got = ReadSchemas(dir.path());
+  REQUIRE(got.ok());
+  REQUIRE(got->size() == 2);
+  CHECK((*got)[0].seq == 1);
+  CHECK((*got)[1].seq == 2);
+  CHECK((*got)[1].stored == Schema("d", "20"));
+}
+
+TEST_CASE(
+    "lines of events that never became durable, and a torn line, are cut on "
+    "open",
+    "[log][schemas][recovery]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  {
+    auto w = LogWriter::Open(dir.path(), {});
+    REQUIRE(w.ok());
+    REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+    REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+    REQUIRE((*w)->Sync().ok());
+  }
+  const std::string kept = FileText(dir.path());
+  // A crash after the line of seq 2 was synced, before its frame was; and
+  // one in the middle of writing the next line.
+  AppendRaw(SchemasPath(dir.path()), SchemaLine(2, Schema("b", "25")));
+  AppendRaw(SchemasPath(dir.path()), "{\"seq\":3,\"lsn\":\"0/3");
+  {
+    // A reader ignores the torn line; the writer cuts both.
+    auto got = ReadSchemas(dir.path());
+    REQUIRE(got.ok());
+    CHECK(got->size() == 2);
+    auto w = LogWriter::Open(dir.path(), {});
+    REQUIRE(w.ok());
+    CHECK((*w)->next_seq() == 2);
+  }
+  CHECK(FileText(dir.path()) == kept);
+}
+
+TEST_CASE("verify checks each schema line against the event at its seq",
+          "[log][schemas][corruption]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  {
+    auto w = LogWriter::Open(dir.path(), {});
+    REQUIRE(w.ok());
+    REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+    REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+    REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+    REQUIRE((*w)->Sync().ok());
+  }
+  auto clean = VerifyLog(dir.path());
+  REQUIRE(clean.ok());
+  CHECK(clean->ok());
+  CHECK(clean->notes.empty());
+  // A line beyond the log's end is a note (the next writer cuts it).
+  AppendRaw(SchemasPath(dir.path()), SchemaLine(3, Schema("b", "25")));
+  auto beyond = VerifyLog(dir.path());
+  REQUIRE(beyond.ok());
+  CHECK(beyond->ok());
+  REQUIRE(beyond->notes.size() == 1);
+  CHECK_THAT(beyond->notes[0], Catch::Contains("1 lines from seq 3 beyond"));
+  // One flipped byte in the line of seq 2, inside its type OID.
+  const std::string text = FileText(dir.path());
+  test::FlipByte(SchemasPath(dir.path()), text.find("\"type_oid\":23") + 11);
+  auto flipped = VerifyLog(dir.path());
+  REQUIRE(flipped.ok());
+  REQUIRE(flipped->problems.size() == 1);
+  CHECK(flipped->problems[0] ==
+        "schemas.ndjson: the line of seq 2 is not the log's event at that seq");
+}
+
+TEST_CASE("a schema file that is not ours fails loudly", "[log][schemas]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  SECTION("a line without its seq") {
+    AppendRaw(SchemasPath(dir.path()),
+              SchemaLine(1, Schema("a", "23")) + Schema("b", "25") + "\n");
+    auto got = ReadSchemas(dir.path());
+    CHECK(got.status().code() == Code::kCorruption);
+    CHECK_THAT(got.status().message(),
+               Catch::Contains("schemas.ndjson line 2: no leading \"seq\""));
+    CHECK(LogWriter::Open(dir.path(), {}).status().code() == Code::kCorruption);
+  }
+  SECTION("seqs out of order") {
+    AppendRaw(SchemasPath(dir.path()), SchemaLine(5, Schema("a", "23")) +
+                                           SchemaLine(3, Schema("b", "25")));
+    auto got = ReadSchemas(dir.path());
+    CHECK(got.status().code() == Code::kCorruption);
+    CHECK_THAT(got.status().message(), Catch::Contains("seq 3 after seq 5"));
+  }
+  SECTION("a planted symlink") {
+    AppendRaw(dir.sub("elsewhere"), SchemaLine(1, Schema("a", "23")));
+    REQUIRE(::symlink(dir.sub("elsewhere").c_str(),
+                      SchemasPath(dir.path()).c_str()) == 0);
+    auto got = ReadSchemas(dir.path());
+    CHECK(got.status().code() == Code::kCorruption);
+    CHECK(LogWriter::Open(dir.path(), {}).status().code() == Code::kCorruption);
+  }
+}
+
+}  // namespace cdc::log
