@@ -455,3 +455,134 @@ TEST_CASE("debezium values: null, unknown relations and old logs as stored",
 
 }  // namespace
 }  // namespace cdc::event
+
+namespace cdc::event {
+namespace {
+
+// A stored event of table `table` at `lsn` with xid `xid`.
+std::string Ev(const char* lsn, uint64_t xid, char op, const char* table,
+               const std::string& rest) {
+  return std::string("{\"lsn\":\"") + lsn +
+         "\",\"xid\":" + std::to_string(xid) + ",\"ts\":\"" + kTs +
+         "\",\"op\":\"" + op + "\",\"schema\":\"public\",\"table\":\"" + table +
+         "\"" + rest + "}";
+}
+
+std::string Insert(int id) {
+  return ",\"key\":{\"id\":" + std::to_string(id) +
+         "},\"before\":null,\"after\":{\"id\":" + std::to_string(id) + "}";
+}
+
+constexpr const char* kSchemaOfId =
+    R"(,"key":null,"before":null,"after":null,)"
+    R"("columns":[{"name":"id","type_oid":23,"key":true}])";
+
+TEST_CASE("debezium leaves schema events out of the transaction order",
+          "[event][debezium]") {
+  // Debezium has no such event: its TransactionMonitor counts changes.
+  auto r = Make(1);
+  r->Restart(true);
+  std::string out;
+  REQUIRE(r->Skip(1, Ev("0/100", 9, 's', "a", kSchemaOfId), false).ok());
+  Json a1 = Render(*r, 2, Ev("0/100", 9, 'c', "a", Insert(1)), false);
+  REQUIRE(
+      r->Append(3, Ev("0/100", 9, 's', "a", kSchemaOfId), false, &out).ok());
+  CHECK(out.empty());
+  Json a2 = Render(*r, 4, Ev("0/100", 9, 'c', "a", Insert(2)), false);
+  REQUIRE(r->Skip(5, Ev("0/100", 9, 's', "b", kSchemaOfId), false).ok());
+  Json b1 = Render(*r, 6, Ev("0/100", 9, 'c', "b", Insert(3)), true);
+  CHECK(a1["transaction"]["total_order"] == 1);
+  CHECK(a1["transaction"]["data_collection_order"] == 1);
+  CHECK(a2["transaction"]["total_order"] == 2);
+  CHECK(a2["transaction"]["data_collection_order"] == 2);
+  CHECK(b1["transaction"]["total_order"] == 3);
+  CHECK(b1["transaction"]["data_collection_order"] == 1);
+  // A schema event still ends a transaction it is the last event of.
+  Json c1 = Render(*r, 7, Ev("0/200", 10, 'c', "a", Insert(4)), false);
+  REQUIRE(r->Skip(8, Ev("0/200", 10, 's', "a", kSchemaOfId), true).ok());
+  Json d1 = Render(*r, 9, Ev("0/300", 11, 'c', "a", Insert(5)), true);
+  CHECK(c1["transaction"]["total_order"] == 1);
+  CHECK(d1["transaction"]["total_order"] == 1);
+  CHECK(d1["source"]["sequence"] == "[\"512\",\"768\"]");
+}
+
+TEST_CASE("debezium snapshot markers follow the stored table markers",
+          "[event][debezium]") {
+  // RelationalSnapshotChangeEventSource.setSnapshotMarker: last, first,
+  // last_in_data_collection, first_in_data_collection, true.
+  struct Row {
+    const char* table;
+    const char* tag;  // the stored "snapshot", or null
+    const char* want;
+  };
+  const Row rows[] = {
+      {"a", "first", "first"},
+      {"a", nullptr, "true"},
+      {"a", "last", "last_in_data_collection"},
+      {"b", "only", "last_in_data_collection"},
+      {"c", "first", "first_in_data_collection"},
+      {"c", nullptr, "true"},
+      {"c", "last", "last"},
+  };
+  auto r = Make(1);
+  r->Restart(true);
+  uint64_t seq = 1;
+  for (const Row& row : rows) {
+    INFO(row.table << " " << (row.tag ? row.tag : "-"));
+    std::string rest = Insert(static_cast<int>(seq));
+    if (row.tag != nullptr)
+      rest += std::string(",\"snapshot\":\"") + row.tag + "\"";
+    const bool last = &row == &rows[std::size(rows) - 1];
+    Json got = Render(*r, seq++, Ev("0/100", 0, 'r', row.table, rest), last);
+    CHECK(got["source"]["snapshot"] == row.want);
+    CHECK(got["transaction"].is_null());  // snapshot reads never have one
+  }
+  // A snapshot of one row of one table.
+  Json only = Render(
+      *r, seq++, Ev("0/200", 0, 'r', "a", Insert(1) + R"(,"snapshot":"only")"),
+      true);
+  CHECK(only["source"]["snapshot"] == "last");
+  // Read from the middle of a snapshot: a table's first row cannot be
+  // told from the snapshot's first.
+  auto mid = Make(1);
+  Json b = Render(
+      *mid, 9, Ev("0/100", 0, 'r', "b", Insert(1) + R"(,"snapshot":"first")"),
+      false);
+  CHECK(b["source"]["snapshot"] == "first_in_data_collection");
+}
+
+TEST_CASE("debezium writes a JSON null document as \"null\" in every row",
+          "[event][debezium]") {
+  auto r = Make(1, true);
+  r->Restart(true);
+  REQUIRE(r->Skip(1,
+                  Ev("0/100", 9, 's', "j",
+                     R"(,"key":null,"before":null,"after":null,"columns":[)"
+                     R"({"name":"id","type_oid":3802,"key":true},)"
+                     R"({"name":"a/b~c","type_oid":114,"key":false},)"
+                     R"({"name":"n","type_oid":25,"key":false}])"),
+                  false)
+              .ok());
+  Json u = Render(
+      *r, 2,
+      Ev("0/100", 9, 'u', "j",
+         R"(,"key":{"id":null},"before":{"id":null,"a/b~c":null,"n":null},)"
+         R"("after":{"id":null,"a/b~c":{"x":1},"n":null},"json_null":)"
+         R"(["/key/id","/before/id","/before/a~1b~0c","/after/id"])"),
+      false);
+  CHECK(u["key"] == Json::parse(R"({"id":"null"})"));
+  CHECK(u["value"]["before"] ==
+        Json::parse(R"({"id":"null","a/b~c":"null","n":null})"));
+  CHECK(u["value"]["after"] ==
+        Json::parse(R"({"id":"null","a/b~c":"{\"x\":1}","n":null})"));
+  // A delete's before is the key; a pointer may be written with escapes.
+  Json d = Render(*r, 3,
+                  Ev("0/100", 9, 'd', "j",
+                     R"(,"key":{"id":null},"before":null,"after":null,)"
+                     R"("json_null":["\/key\/id"])"),
+                  true);
+  CHECK(d["value"]["before"] == Json::parse(R"({"id":"null"})"));
+}
+
+}  // namespace
+}  // namespace cdc::event

@@ -1,7 +1,7 @@
 // Column values as Debezium's PostgreSQL connector renders them (through
 // JsonConverter, schemas.enable=false), from the native stored value and
 // the column's PostgreSQL type (its oid and type modifier, as a schema
-// event "s" records them). See cdc-tail(1), DEBEZIUM FORMAT.
+// event "s" records them). See cdc-tail(1), FORMATS (Debezium).
 #pragma once
 
 #include <cstdint>
