@@ -312,145 +312,129 @@ TEST_CASE("deeply nested values are copied, never recursed into",
 namespace cdc::event {
 namespace {
 
-// Debezium's value conventions per PostgreSQL type, once a schema event
-// (op s) told the column types: each type in each mode.
-constexpr const char* kTypesSchema =
-    R"(,"key":null,"before":null,"after":null,"columns":[)"
-    R"({"name":"id","type_oid":23,"key":true},)"
-    R"({"name":"amount","type_oid":1700,"type_mod":655366,"key":false},)"
-    R"({"name":"ratio","type_oid":1700,"key":false},)"
-    R"({"name":"day","type_oid":1082,"key":false},)"
-    R"({"name":"at","type_oid":1083,"key":false},)"
-    R"({"name":"at3","type_oid":1083,"type_mod":3,"key":false},)"
-    R"({"name":"attz","type_oid":1266,"key":false},)"
-    R"({"name":"ts","type_oid":1114,"key":false},)"
-    R"({"name":"ts3","type_oid":1114,"type_mod":3,"key":false},)"
-    R"({"name":"tstz","type_oid":1184,"key":false},)"
-    R"({"name":"raw","type_oid":17,"key":false},)"
-    R"({"name":"doc","type_oid":3802,"key":false},)"
-    R"({"name":"note","type_oid":25,"key":false}]})";
+// A stored event of table `table` at `lsn` with xid `xid`.
+std::string Ev(const char* lsn, uint64_t xid, char op, const char* table,
+               const std::string& rest) {
+  return std::string("{\"lsn\":\"") + lsn +
+         "\",\"xid\":" + std::to_string(xid) + ",\"ts\":\"" + kTs +
+         "\",\"op\":\"" + op + "\",\"schema\":\"public\",\"table\":\"" + table +
+         "\"" + rest + "}";
+}
 
-constexpr const char* kTypesRow =
-    R"({"id":1,"amount":"-12.50","ratio":"12.5","day":"2026-11-29",)"
-    R"("at":"07:41:02.123456","at3":"07:41:02.123","attz":"07:41:02.5+01",)"
-    R"("ts":"2026-11-29T07:41:02.123456","ts3":"2026-11-29T07:41:02.123",)"
-    R"("tstz":"2026-11-29T07:41:02.123400Z","raw":"AQL/","doc":{"a":[1]},)"
-    R"("note":"12.50"})";
+std::string Insert(int id) {
+  return ",\"key\":{\"id\":" + std::to_string(id) +
+         "},\"before\":null,\"after\":{\"id\":" + std::to_string(id) + "}";
+}
 
-Json RenderTypes(const RenderOptions& base, const std::string& row) {
-  RenderOptions o = base;
-  o.format = Format::kDebezium;
-  o.clock = [] { return int64_t{0}; };
-  auto r = MakeRenderer(o, SourceInfo{});
+constexpr const char* kSchemaOfId =
+    R"(,"key":null,"before":null,"after":null,)"
+    R"("columns":[{"name":"id","type_oid":23,"key":true}])";
+
+TEST_CASE("debezium leaves schema events out of the transaction order",
+          "[event][debezium]") {
+  // Debezium has no such event: its TransactionMonitor counts changes.
+  auto r = Make(1);
   r->Restart(true);
-  auto ev = [](char op, const std::string& rest) {
-    return std::string(R"({"lsn":"0/100","xid":7,"ts":")") + kTs +
-           R"(","op":")" + op + R"(","schema":"public","table":"t")" + rest;
-  };
-  // The schema event is hidden from the output (fed through Skip).
-  REQUIRE(r->Skip(1, ev('s', kTypesSchema), false).ok());
   std::string out;
-  REQUIRE(r->Append(
-               2,
-               ev('c', R"(,"key":{"id":1},"before":null,"after":)" + row + "}"),
-               true, &out)
-              .ok());
-  return Json::parse(out)["after"];
+  REQUIRE(r->Skip(1, Ev("0/100", 9, 's', "a", kSchemaOfId), false).ok());
+  Json a1 = Render(*r, 2, Ev("0/100", 9, 'c', "a", Insert(1)), false);
+  REQUIRE(
+      r->Append(3, Ev("0/100", 9, 's', "a", kSchemaOfId), false, &out).ok());
+  CHECK(out.empty());
+  Json a2 = Render(*r, 4, Ev("0/100", 9, 'c', "a", Insert(2)), false);
+  REQUIRE(r->Skip(5, Ev("0/100", 9, 's', "b", kSchemaOfId), false).ok());
+  Json b1 = Render(*r, 6, Ev("0/100", 9, 'c', "b", Insert(3)), true);
+  CHECK(a1["transaction"]["total_order"] == 1);
+  CHECK(a1["transaction"]["data_collection_order"] == 1);
+  CHECK(a2["transaction"]["total_order"] == 2);
+  CHECK(a2["transaction"]["data_collection_order"] == 2);
+  CHECK(b1["transaction"]["total_order"] == 3);
+  CHECK(b1["transaction"]["data_collection_order"] == 1);
+  // A schema event still ends a transaction it is the last event of.
+  Json c1 = Render(*r, 7, Ev("0/200", 10, 'c', "a", Insert(4)), false);
+  REQUIRE(r->Skip(8, Ev("0/200", 10, 's', "a", kSchemaOfId), true).ok());
+  Json d1 = Render(*r, 9, Ev("0/300", 11, 'c', "a", Insert(5)), true);
+  CHECK(c1["transaction"]["total_order"] == 1);
+  CHECK(d1["transaction"]["total_order"] == 1);
+  CHECK(d1["source"]["sequence"] == "[\"512\",\"768\"]");
 }
 
-TEST_CASE("debezium values: defaults (precise, adaptive, bytes)",
+TEST_CASE("debezium snapshot markers follow the stored table markers",
           "[event][debezium]") {
-  Json a = RenderTypes(RenderOptions{}, kTypesRow);
-  CHECK(a["id"] == 1);
-  // numeric(10,2): the unscaled value (-1250) as big-endian two's
-  // complement bytes, base64; numeric without a scale: a struct.
-  CHECK(a["amount"] == "+x4=");
-  CHECK(a["ratio"] == Json::parse(R"({"scale":1,"value":"fQ=="})"));
-  CHECK(a["day"] == 20786);                     // days since the epoch
-  CHECK(a["at"] == int64_t{27662123456});       // MicroTime: µs since midnight
-  CHECK(a["at3"] == 27662123);                  // Time: ms since midnight
-  CHECK(a["attz"] == "06:41:02.5Z");            // ZonedTime, UTC
-  CHECK(a["ts"] == int64_t{1795938062123456});  // MicroTimestamp
-  CHECK(a["ts3"] == int64_t{1795938062123});    // Timestamp (ms)
-  CHECK(a["tstz"] == "2026-11-29T07:41:02.1234Z");  // ZonedTimestamp
-  CHECK(a["raw"] == "AQL/");                        // bytes: base64 in JSON
-  CHECK(a["doc"] == R"({"a":[1]})");                // io.debezium.data.Json
-  CHECK(a["note"] == "12.50");                      // text stays text
-}
-
-TEST_CASE("debezium values: --decimal-handling double and string",
-          "[event][debezium]") {
-  RenderOptions o;
-  o.decimal_handling = DecimalHandling::kDouble;
-  Json a = RenderTypes(o, kTypesRow);
-  CHECK(a["amount"].is_number_float());
-  CHECK(a["amount"] == -12.5);
-  CHECK(a["ratio"] == 12.5);
-  o.decimal_handling = DecimalHandling::kString;
-  a = RenderTypes(o, kTypesRow);
-  CHECK(a["amount"] == "-12.50");
-  CHECK(a["ratio"] == "12.5");
-}
-
-TEST_CASE("debezium values: --time-precision connect and microseconds",
-          "[event][debezium]") {
-  RenderOptions o;
-  o.time_precision = TimePrecision::kConnect;
-  Json a = RenderTypes(o, kTypesRow);
-  CHECK(a["day"] == 20786);
-  CHECK(a["at"] == 27662123);  // Connect Time: ms, whatever the precision
-  CHECK(a["ts"] == int64_t{1795938062123});
-  CHECK(a["tstz"] == "2026-11-29T07:41:02.1234Z");
-  o.time_precision = TimePrecision::kAdaptiveTimeMicroseconds;
-  a = RenderTypes(o, kTypesRow);
-  CHECK(a["at3"] == int64_t{27662123000});    // time always in µs
-  CHECK(a["ts3"] == int64_t{1795938062123});  // timestamps stay adaptive
-}
-
-TEST_CASE("debezium values: --binary-handling hex and base64",
-          "[event][debezium]") {
-  RenderOptions o;
-  o.binary_handling = BinaryHandling::kHex;
-  CHECK(RenderTypes(o, kTypesRow)["raw"] == "0102ff");
-  o.binary_handling = BinaryHandling::kBase64;
-  CHECK(RenderTypes(o, kTypesRow)["raw"] == "AQL/");
-}
-
-TEST_CASE("debezium values: decimal bytes as Java's BigInteger has them",
-          "[event][debezium]") {
-  auto amount = [](const std::string& v) {
-    std::string row = kTypesRow;
-    row.replace(row.find("\"-12.50\""), 8, "\"" + v + "\"");
-    return RenderTypes(RenderOptions{}, row)["amount"];
+  // RelationalSnapshotChangeEventSource.setSnapshotMarker: last, first,
+  // last_in_data_collection, first_in_data_collection, true.
+  struct Row {
+    const char* table;
+    const char* tag;  // the stored "snapshot", or null
+    const char* want;
   };
-  CHECK(amount("12.50") == "BOI=");  // 1250
-  CHECK(amount("1.28") == "AIA=");   // 128: a leading zero byte
-  CHECK(amount("-1.28") == "gA==");  // -128: one byte
-  CHECK(amount("-1.29") == "/38=");  // -129
-  CHECK(amount("0.00") == "AA==");
-  CHECK(amount("-0.01") == "/w==");
-  CHECK(amount("1234567890123456789012345678.90") == "AY7pD/bDc+DuTj8K0g==");
-  CHECK(amount("NaN") == "NaN");  // no decimal for it: as stored
+  const Row rows[] = {
+      {"a", "first", "first"},
+      {"a", nullptr, "true"},
+      {"a", "last", "last_in_data_collection"},
+      {"b", "only", "last_in_data_collection"},
+      {"c", "first", "first_in_data_collection"},
+      {"c", nullptr, "true"},
+      {"c", "last", "last"},
+  };
+  auto r = Make(1);
+  r->Restart(true);
+  uint64_t seq = 1;
+  for (const Row& row : rows) {
+    INFO(row.table << " " << (row.tag ? row.tag : "-"));
+    std::string rest = Insert(static_cast<int>(seq));
+    if (row.tag != nullptr)
+      rest += std::string(",\"snapshot\":\"") + row.tag + "\"";
+    const bool last = &row == &rows[std::size(rows) - 1];
+    Json got = Render(*r, seq++, Ev("0/100", 0, 'r', row.table, rest), last);
+    CHECK(got["source"]["snapshot"] == row.want);
+    CHECK(got["transaction"].is_null());  // snapshot reads never have one
+  }
+  // A snapshot of one row of one table.
+  Json only = Render(
+      *r, seq++, Ev("0/200", 0, 'r', "a", Insert(1) + R"(,"snapshot":"only")"),
+      true);
+  CHECK(only["source"]["snapshot"] == "last");
+  // Read from the middle of a snapshot: a table's first row cannot be
+  // told from the snapshot's first.
+  auto mid = Make(1);
+  Json b = Render(
+      *mid, 9, Ev("0/100", 0, 'r', "b", Insert(1) + R"(,"snapshot":"first")"),
+      false);
+  CHECK(b["source"]["snapshot"] == "first_in_data_collection");
 }
 
-TEST_CASE("debezium values: null, unknown relations and old logs as stored",
+TEST_CASE("debezium writes a JSON null document as \"null\" in every row",
           "[event][debezium]") {
-  std::string row = kTypesRow;
-  row.replace(row.find("\"2026-11-29\""), 12, "null");
-  CHECK(RenderTypes(RenderOptions{}, row)["day"].is_null());
-  // No schema event for the table: values as stored.
-  RenderOptions o;
-  o.format = Format::kDebezium;
-  auto r = MakeRenderer(o, SourceInfo{});
-  std::string out;
-  REQUIRE(r->Append(1,
-                    std::string(R"({"lsn":"0/100","xid":7,"ts":")") + kTs +
-                        R"(","op":"c","schema":"public","table":"t",)"
-                        R"("key":{"id":1},"before":null,"after":)" +
-                        kTypesRow + "}",
-                    true, &out)
+  auto r = Make(1, true);
+  r->Restart(true);
+  REQUIRE(r->Skip(1,
+                  Ev("0/100", 9, 's', "j",
+                     R"(,"key":null,"before":null,"after":null,"columns":[)"
+                     R"({"name":"id","type_oid":3802,"key":true},)"
+                     R"({"name":"a/b~c","type_oid":114,"key":false},)"
+                     R"({"name":"n","type_oid":25,"key":false}])"),
+                  false)
               .ok());
-  CHECK(Json::parse(out)["after"] == Json::parse(kTypesRow));
+  Json u = Render(
+      *r, 2,
+      Ev("0/100", 9, 'u', "j",
+         R"(,"key":{"id":null},"before":{"id":null,"a/b~c":null,"n":null},)"
+         R"("after":{"id":null,"a/b~c":{"x":1},"n":null},"json_null":)"
+         R"(["/key/id","/before/id","/before/a~1b~0c","/after/id"])"),
+      false);
+  CHECK(u["key"] == Json::parse(R"({"id":"null"})"));
+  CHECK(u["value"]["before"] ==
+        Json::parse(R"({"id":"null","a/b~c":"null","n":null})"));
+  CHECK(u["value"]["after"] ==
+        Json::parse(R"({"id":"null","a/b~c":"{\"x\":1}","n":null})"));
+  // A delete's before is the key; a pointer may be written with escapes.
+  Json d = Render(*r, 3,
+                  Ev("0/100", 9, 'd', "j",
+                     R"(,"key":{"id":null},"before":null,"after":null,)"
+                     R"("json_null":["\/key\/id"])"),
+                  true);
+  CHECK(d["value"]["before"] == Json::parse(R"({"id":"null"})"));
 }
 
 }  // namespace

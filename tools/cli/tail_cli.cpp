@@ -239,7 +239,8 @@ int RunCli(int argc, char** argv) {
                  "the database's name)")
       ->type_name("NAME");
   app.add_option("--decimal-handling", o.decimal_handling,
-                 "debezium: numeric as precise (default), double or string")
+                 "debezium: numeric and money as precise (default), double "
+                 "or string")
       ->type_name("MODE");
   app.add_option("--time-precision", o.time_precision,
                  "debezium: adaptive (default), adaptive_time_microseconds "

@@ -2,7 +2,7 @@
 // connector as JsonConverter prints it with schemas.enable=false, built
 // from the stored event by copying its JSON values (rows are never
 // re-encoded). What Debezium would show differently is listed in
-// cdc-tail(1), DEBEZIUM FORMAT.
+// cdc-tail(1), FORMATS (Debezium).
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -74,8 +74,12 @@ class DebeziumRenderer : public Renderer {
 
   Status Skip(uint64_t, std::string_view stored, bool last) override {
     CDC_RETURN_IF_ERROR(ScanStored(stored, &f_));
-    if (f_.op_code == 's') Learn();
-    Track(last);
+    if (f_.op_code == 's') {
+      Learn();
+      Boundary(last);
+    } else {
+      Track(last);
+    }
     return Status::OK();
   }
 
@@ -85,7 +89,7 @@ class DebeziumRenderer : public Renderer {
     const char op = f_.op_code;
     if (op == 's') {  // Debezium's PostgreSQL connector has no such event
       Learn();
-      Track(last);
+      Boundary(last);
       return Status::OK();
     }
     std::string content;  // op m: the message's bytes in base64
@@ -93,8 +97,8 @@ class DebeziumRenderer : public Renderer {
       Status s = MessageContent(&content);
       if (!s.ok()) return s;
     }
-    NewTransactionIfNeeded();
-    const bool known = Track(last) > 0;
+    const uint64_t order = Track(last);
+    const bool known = order > 0;
     rel_ = FindRelation();
     if (with_key_) {
       out->append("{\"key\":");
@@ -103,7 +107,8 @@ class DebeziumRenderer : public Renderer {
         out->append(IsNull(f_.prefix) ? std::string_view("\"\"") : f_.prefix);
         out->push_back('}');
       } else {
-        AppendRow(IsNull(f_.key) ? std::string_view("null") : f_.key, out);
+        AppendRow(IsNull(f_.key) ? std::string_view("null") : f_.key, "key",
+                  out);
       }
       out->append(",\"value\":");
     }
@@ -111,9 +116,12 @@ class DebeziumRenderer : public Renderer {
     if (op != 't' && op != 'm') {
       out->append("\"before\":");
       if (!IsNull(f_.before)) {
-        AppendRow(f_.before, out);
+        AppendRow(f_.before, "before", out);
       } else if ((op == 'u' || op == 'd') && !IsNull(f_.key)) {
-        AppendRow(f_.key, out);  // the identity is all PostgreSQL sent
+        // The identity is all PostgreSQL sent. (For an update Debezium's
+        // code has "before":null; its documentation, which this follows,
+        // shows the key.)
+        AppendRow(f_.key, "key", out);
       } else {
         out->append("null");
       }
@@ -121,7 +129,7 @@ class DebeziumRenderer : public Renderer {
       AppendAfter(out);
       out->push_back(',');
     }
-    AppendSource(op, last, out);
+    AppendSource(op == 'r' ? SnapshotMarker(last, order) : "\"false\"", out);
     out->append(",\"op\":\"");
     out->push_back(op);
     out->push_back('"');
@@ -158,7 +166,7 @@ class DebeziumRenderer : public Renderer {
     lsn_ = f_.lsn_value;
     xid_ = f_.xid_value;
     total_ = 0;
-    collections_.clear();
+    collections_used_ = 0;
     txn_id_ = "{\"id\":\"";
     AppendUint(xid_, &txn_id_);
     txn_id_.push_back(':');
@@ -192,39 +200,83 @@ class DebeziumRenderer : public Renderer {
     txid_lsn_.append(",\"xmin\":null}");
   }
 
-  // Counts the event in its transaction; returns its total_order, or 0
-  // when the start of the transaction was not seen.
-  uint64_t Track(bool last) {
+  // Follows the transaction boundaries: an event starts a transaction or
+  // belongs to the open one, and `last` ends it. All that a schema event
+  // does: Debezium has no such event, so it is not counted.
+  void Boundary(bool last) {
     NewTransactionIfNeeded();
-    ++total_;
-    uint64_t order = known_ ? total_ : 0;
-    collection_order_ = 0;
-    if (known_) {
-      std::string name(f_.schema);
-      name.push_back('.');
-      name.append(f_.table);
-      for (auto& [n, count] : collections_) {
-        if (n == name) {
-          collection_order_ = ++count;
-          break;
-        }
-      }
-      if (collection_order_ == 0) {
-        collections_.emplace_back(std::move(name), 1);
-        collection_order_ = 1;
-      }
-    }
+    EndIfLast(last);
+  }
+
+  void EndIfLast(bool last) {
     if (last) {
       open_ = false;
       at_start_ = true;
       have_prev_ = true;
       prev_lsn_ = lsn_;
     }
+  }
+
+  // Counts a change (or message) in its transaction (Debezium's
+  // TransactionMonitor); returns its total_order, or 0 when the start of
+  // the transaction was not seen.
+  uint64_t Track(bool last) {
+    NewTransactionIfNeeded();
+    ++total_;
+    uint64_t order = known_ ? total_ : 0;
+    collection_order_ = 0;
+    if (known_) {
+      // "schema\0table" of the JSON tokens, compared in place.
+      const std::string_view schema = f_.schema, table = f_.table;
+      auto same = [&](const std::string& n) {
+        return n.size() == schema.size() + 1 + table.size() &&
+               n.compare(0, schema.size(), schema) == 0 &&
+               n[schema.size()] == '\0' &&
+               n.compare(schema.size() + 1, table.size(), table) == 0;
+      };
+      for (size_t i = 0; i < collections_used_; ++i) {
+        if (same(collections_[i].first)) {
+          collection_order_ = ++collections_[i].second;
+          break;
+        }
+      }
+      if (collection_order_ == 0) {
+        // Entries of earlier transactions are reused, strings and all.
+        if (collections_used_ == collections_.size())
+          collections_.emplace_back();
+        auto& [n, count] = collections_[collections_used_++];
+        n.assign(schema);
+        n.push_back('\0');
+        n.append(table);
+        count = 1;
+        collection_order_ = 1;
+      }
+    }
+    EndIfLast(last);
     return order;
   }
 
+  // source.snapshot of a snapshot read, as Debezium's
+  // RelationalSnapshotChangeEventSource.setSnapshotMarker has it (with one
+  // snapshot thread, its default), from the stored "snapshot" member
+  // (a table's "first", "last" or "only" row) and the event's place in the
+  // snapshot's transaction: "last" for its last event, "first" for its
+  // first (the first table's first row; `order` 1), then
+  // "last_in_data_collection" and "first_in_data_collection" for a
+  // table's last and first rows, and "true" for the others.
+  std::string_view SnapshotMarker(bool last, uint64_t order) const {
+    if (last) return "\"last\"";
+    const std::string_view tag = f_.snapshot;
+    const bool first = tag == "\"first\"", only = tag == "\"only\"";
+    if ((first || only) && order == 1) return "\"first\"";
+    if (only || tag == "\"last\"") return "\"last_in_data_collection\"";
+    if (first) return "\"first_in_data_collection\"";
+    return "\"true\"";
+  }
+
   struct Column {
-    std::string name;  // its JSON string token, as rows hold it
+    std::string name;     // its JSON string token, as rows hold it
+    std::string pointer;  // the name as a JSON Pointer token (RFC 6901)
     uint32_t oid = 0;
     int32_t typmod = -1;
     bool converts = false;
@@ -250,8 +302,17 @@ class DebeziumRenderer : public Renderer {
       auto cols = nlohmann::json::parse(f_.columns);
       for (const auto& c : cols) {
         Column col;
-        if (!AppendJsonString(c.at("name").get<std::string>(), &col.name))
-          continue;
+        const std::string name = c.at("name").get<std::string>();
+        if (!AppendJsonString(name, &col.name)) continue;
+        for (char ch : name) {
+          if (ch == '~') {
+            col.pointer.append("~0");
+          } else if (ch == '/') {
+            col.pointer.append("~1");
+          } else {
+            col.pointer.push_back(ch);
+          }
+        }
         col.oid = c.at("type_oid").get<uint32_t>();
         if (c.contains("type_mod")) col.typmod = c["type_mod"].get<int32_t>();
         col.converts = DebeziumConverts(col.oid, o_);
@@ -262,25 +323,75 @@ class DebeziumRenderer : public Renderer {
       return;  // a schema event without column types: values as stored
     }
     relations_[RelationKey(f_.schema, f_.table)] = std::move(rel);
+    cached_ = false;
   }
 
-  const Relation* FindRelation() const {
+  // The event's relation when some of its values convert, else null; the
+  // last one looked up is kept, so a run of one table's events costs no
+  // lookup (and no allocation).
+  const Relation* FindRelation() {
     if (relations_.empty()) return nullptr;
+    if (cached_ && f_.schema == cached_schema_ && f_.table == cached_table_)
+      return cached_rel_;
     auto it = relations_.find(RelationKey(f_.schema, f_.table));
-    if (it == relations_.end() || !it->second.converts) return nullptr;
-    return &it->second;
+    cached_rel_ =
+        it == relations_.end() || !it->second.converts ? nullptr : &it->second;
+    cached_schema_.assign(f_.schema);
+    cached_table_.assign(f_.table);
+    cached_ = true;
+    return cached_rel_;
   }
 
-  // A row object (before, after, key), its values converted per column
-  // type when the relation's types are known.
-  void AppendRow(std::string_view row, std::string* out) const {
+  // The column `name` (a JSON string token) of rel_; columns come in the
+  // relation's order, so the one after the last found is tried first.
+  const Column* FindColumn(std::string_view name, size_t* next) const {
+    const std::vector<Column>& cols = rel_->columns;
+    if (*next < cols.size() && cols[*next].name == name)
+      return &cols[(*next)++];
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (cols[i].name == name) {
+        *next = i + 1;
+        return &cols[i];
+      }
+    }
+    return nullptr;
+  }
+
+  // Whether the event's "json_null" lists /section/<column>: that column's
+  // null is the JSON literal null, which Debezium's Json has as "null".
+  bool IsJsonNull(std::string_view section, const Column& col) const {
+    bool hit = false;
+    (void)ForEachElement(f_.json_null, [&](std::string_view token) {
+      std::string_view p;
+      std::string decoded;
+      if (hit) return;
+      if (!PlainStringContent(token, &p)) {
+        try {
+          decoded = nlohmann::json::parse(token).get<std::string>();
+        } catch (const nlohmann::json::exception&) {
+          return;
+        }
+        p = decoded;
+      }
+      hit = p.size() == section.size() + 2 + col.pointer.size() &&
+            p[0] == '/' && p.substr(1, section.size()) == section &&
+            p[section.size() + 1] == '/' &&
+            p.substr(section.size() + 2) == col.pointer;
+    });
+    return hit;
+  }
+
+  // A row object (the event's `section`: before, after or key), its
+  // values converted per column type when the relation's types are known.
+  void AppendRow(std::string_view row, std::string_view section,
+                 std::string* out) const {
     if (rel_ == nullptr || row.size() < 2 || row.front() != '{') {
       out->append(row);
       return;
     }
     const size_t start = out->size();
     out->push_back('{');
-    size_t p = 1;
+    size_t p = 1, next_column = 0;
     bool first = true;
     auto ws = [&] {
       while (p < row.size() && (row[p] == ' ' || row[p] == '\n' ||
@@ -304,13 +415,16 @@ class DebeziumRenderer : public Renderer {
       first = false;
       out->append(name);
       out->push_back(':');
-      const Column* col = nullptr;
-      for (const Column& c : rel_->columns)
-        if (c.name == name) col = &c;
-      if (col != nullptr && col->converts)
-        AppendDebeziumValue(value, col->oid, col->typmod, o_, out);
-      else
+      const Column* col = FindColumn(name, &next_column);
+      if (col == nullptr || !col->converts) {
         out->append(value);
+      } else if (value == "null" && !f_.json_null.empty() &&
+                 (col->oid == pgtype::kJson || col->oid == pgtype::kJsonb) &&
+                 IsJsonNull(section, *col)) {
+        out->append("\"null\"");
+      } else {
+        AppendDebeziumValue(value, col->oid, col->typmod, o_, out);
+      }
       ws();
       if (p < row.size() && row[p] == ',') ++p;
     }
@@ -329,7 +443,7 @@ class DebeziumRenderer : public Renderer {
       return;
     }
     const size_t start = out->size();
-    AppendRow(f_.after, out);
+    AppendRow(f_.after, "after", out);
     if (out->size() > start && out->back() == '}') out->pop_back();
     bool empty =
         f_.after.find_first_not_of(" \t\r\n", 1) == f_.after.size() - 1;
@@ -344,11 +458,11 @@ class DebeziumRenderer : public Renderer {
     out->push_back('}');
   }
 
-  void AppendSource(char op, bool last, std::string* out) const {
+  void AppendSource(std::string_view snapshot, std::string* out) const {
     out->append("\"source\":");
     out->append(src_head_);
     out->append(",\"snapshot\":");
-    out->append(op != 'r' ? "\"false\"" : last ? "\"last\"" : "\"true\"");
+    out->append(snapshot);
     out->append(src_tail_);
     out->append(",\"schema\":");
     out->append(f_.schema.empty() ? std::string_view("\"\"") : f_.schema);
@@ -384,8 +498,11 @@ class DebeziumRenderer : public Renderer {
   const std::function<int64_t()> clock_;
   std::unordered_map<std::string, Relation> relations_;
   const Relation* rel_ = nullptr;  // the event's, when values convert
-  std::string fixed_;              // {"version":..,"connector":..,"name":..
-  std::string db_;                 // ,"db":..
+  bool cached_ = false;            // FindRelation's last answer
+  std::string cached_schema_, cached_table_;
+  const Relation* cached_rel_ = nullptr;
+  std::string fixed_;  // {"version":..,"connector":..,"name":..
+  std::string db_;     // ,"db":..
   StoredFields f_;
 
   // The transaction being read.
@@ -397,7 +514,10 @@ class DebeziumRenderer : public Renderer {
   int64_t commit_us_ = 0;
   uint64_t total_ = 0;
   uint64_t collection_order_ = 0;
+  // "schema\0table" and data_collection_order of the tables seen in the
+  // transaction: the first collections_used_ entries.
   std::vector<std::pair<std::string, uint64_t>> collections_;
+  size_t collections_used_ = 0;
   std::string txn_id_;    // {"id":"xid:lsn"
   std::string src_head_;  // fixed_ and the commit stamps
   std::string src_tail_;  // ,"db":..,"sequence":..

@@ -17,7 +17,9 @@
 //             table has none), "before" (whole old row under REPLICA
 //             IDENTITY FULL, else null), "after" (new row, null for d);
 //             optional "unchanged":[names] (TOASTed columns left out of
-//             "after") and "json_null":[JSON Pointers]
+//             "after") and "json_null":[JSON Pointers]; r also
+//             "snapshot":"first"/"last"/"only" on a table's first, last
+//             or only row
 //   t         "key","before","after" null, "options":{"cascade":bool,
 //             "restart_identity":bool}
 //   m         "prefix" string, "content" string (text, or base64 with

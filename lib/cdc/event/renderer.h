@@ -40,7 +40,7 @@ struct SourceInfo {
 };
 
 // Debezium's decimal.handling.mode, time.precision.mode and
-// binary.handling.mode (cdc-tail(1), DEBEZIUM FORMAT).
+// binary.handling.mode (cdc-tail(1), FORMATS (Debezium)).
 enum class DecimalHandling { kPrecise, kDouble, kString };
 enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kConnect };
 enum class BinaryHandling { kBytes, kBase64, kHex };

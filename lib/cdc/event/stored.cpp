@@ -146,6 +146,8 @@ Status ScanStored(std::string_view s, StoredFields* f) {
         break;
       default:
         slot = key == "unchanged"          ? &f->unchanged
+               : key == "json_null"        ? &f->json_null
+               : key == "snapshot"         ? &f->snapshot
                : key == "content"          ? &f->content
                : key == "content_encoding" ? &f->content_encoding
                : key == "transactional"    ? &f->transactional

@@ -21,7 +21,8 @@ struct StoredFields {
   // Each member's value as its JSON text in the line (a string keeps its
   // quotes and escapes); empty when the member is absent.
   std::string_view lsn, xid, ts, op, schema, table;
-  std::string_view key, before, after, unchanged;
+  std::string_view key, before, after, unchanged, json_null;
+  std::string_view snapshot;  // op r: "first", "last" or "only" (a table's)
   std::string_view prefix, content, content_encoding, transactional;
   std::string_view options, columns;
 
