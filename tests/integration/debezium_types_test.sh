@@ -32,7 +32,7 @@ assert a['ratio'] == {'scale': 1, 'value': 'fQ=='}, a
 assert a['day'] == 20786, a
 assert a['at'] == 27662123456 and a['at3'] == 27662123, a
 assert a['ts'] == 1795938062123456 and a['ts3'] == 1795938062123, a
-assert a['tstz'] == '2026-11-29T07:41:02.1234Z', a
+assert a['tstz'] == '2026-11-29T07:41:02.123400Z', a
 assert a['raw'] == 'AQL/', a
 assert json.loads(a['doc']) == {'a': [1]}, a
 assert a['note'] == '12.50', a"
