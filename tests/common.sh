@@ -19,3 +19,14 @@ trap on_exit EXIT
 at_exit() { _cleanups+=("$1"); }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok - $*"; }
+# expect_exit CODE CMD...: runs CMD (stdout in $T/out, stderr in $T/err)
+# and fails unless it exits CODE.
+expect_exit() {
+  local want=$1; shift
+  local got=0
+  "$@" > "$T/out" 2> "$T/err" || got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stderr:" >&2; cat "$T/err" >&2
+    fail "expected exit $want, got $got: $*"
+  fi
+}

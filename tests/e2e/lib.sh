@@ -3,18 +3,6 @@
 CDC_TEST_KIND=e2e
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
-# expect_exit CODE CMD... : runs CMD, checks its exit code, keeps its
-# stderr in $T/err for the caller to inspect.
-expect_exit() {
-  local want=$1; shift
-  local got=0
-  "$@" > "$T/out" 2> "$T/err" || got=$?
-  if [ "$got" != "$want" ]; then
-    echo "--- stderr:" >&2; cat "$T/err" >&2
-    fail "expected exit $want, got $got: $*"
-  fi
-}
-
 # The stderr of the last expect_exit must be exactly one line matching $1.
 expect_one_line() {
   local lines

@@ -14,12 +14,13 @@ INSERT INTO c SELECT g, jsonb_build_object('g', g, 's', repeat('x', g % 50)),
 ANALYZE a, b, c;
 SQL
 }
-# snapshot_check LOGDIR: replays the log strictly and compares with SQL.
+# snapshot_check LOGDIR [--incremental]: replays the log (strictly, or as
+# check_snapshot.py --incremental says) and compares with SQL.
 snapshot_check() {
   cdc-log verify --log "$1" -q || fail "verify $1"
-  cdc-tail --log "$1" --schema-changes > "$T/events.ndjson"
+  cdc-tail --log "$1" --schema-changes --watermarks > "$T/events.ndjson"
   psql_q -F $'\t' -c "SELECT id, v, note FROM a" > "$T/a.tsv"
   psql_q -F $'\t' -c "SELECT k1, k2, v FROM b" > "$T/b.tsv"
   psql_q -F $'\t' -c "SELECT id, doc::text, num::text FROM c" > "$T/c.tsv"
-  python3 "$HERE/check_snapshot.py" "$T/events.ndjson" "$T/a.tsv" "$T/b.tsv" "$T/c.tsv"
+  python3 "$HERE/check_snapshot.py" ${2:+"$2"} "$T/events.ndjson" "$T/a.tsv" "$T/b.tsv" "$T/c.tsv"
 }

@@ -12,9 +12,11 @@
 #include "cdc/log/log_dir.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/retention.h"
+#include "cdc/log/snapshots.h"
 #include "cdc/log/verify.h"
 #include "common.h"
 #include "log_import.h"
+#include "log_snapshot.h"
 #include "log_wait.h"
 #include "runners.h"
 
@@ -355,6 +357,34 @@ int RunCli(int argc, char** argv) {
                    "Give up after DURATION (e.g. 5s) with exit 75; default "
                    "no limit")
       ->type_name("DURATION");
+  auto* snapshot = app.add_subcommand(
+      "snapshot",
+      "Ask cdc-capture for an incremental snapshot of a table and wait for "
+      "it; exit 65 if it fails");
+  SnapshotFlags sf;
+  snapshot
+      ->add_option("--table", sf.table,
+                   "The table, SCHEMA.TABLE (it needs a primary key)")
+      ->type_name("NAME")
+      ->required();
+  snapshot
+      ->add_option("--chunk-rows", sf.chunk_rows,
+                   "Rows read per chunk, each its own short transaction "
+                   "(default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, log::kMaxChunkRows));
+  snapshot->add_flag("--no-wait", sf.no_wait,
+                     "Print the request's id and exit at once");
+  snapshot
+      ->add_option("--timeout", sf.timeout,
+                   "Stop waiting after DURATION with exit 75 (the snapshot "
+                   "goes on); default no limit")
+      ->type_name("DURATION");
+  snapshot->add_flag("-q,--quiet", sf.quiet, "No progress on stderr");
+  snapshot->add_flag("--json", sf.json, "Print the final state as JSON");
+  auto* snapshots = app.add_subcommand(
+      "snapshots", "List incremental snapshot requests and their progress");
+  snapshots->add_flag("--json", json, "One JSON object per request");
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
 
   Status s;
@@ -368,6 +398,10 @@ int RunCli(int argc, char** argv) {
     s = Consumers(dir, json);
   } else if (segments->parsed()) {
     s = Segments(dir, json);
+  } else if (snapshot->parsed()) {
+    s = RunSnapshot(dir, sf);
+  } else if (snapshots->parsed()) {
+    s = ListSnapshots(dir, json);
   } else if (wait->parsed()) {
     s = RunWait(dir, wait_lsn, wait_timeout);
   } else if (import->parsed()) {

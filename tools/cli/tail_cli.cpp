@@ -27,6 +27,7 @@ struct Options {
   std::vector<std::string> tables;
   std::vector<std::string> exclude_tables;
   bool schema_changes = false;
+  bool watermarks = false;
   std::string ops;
   std::string format = "native";
   bool with_key = false;
@@ -180,6 +181,7 @@ Status Run(const Options& o, cli::Output& out) {
   CDC_ASSIGN_OR_RETURN(co.selection, consume::Selection::Make(
                                          o.log, o.tables, o.ops, o.to,
                                          o.exclude_tables, o.schema_changes));
+  co.selection.set_watermarks(o.watermarks);
   co.log_dir = o.log;
   co.consumer = o.consumer;
   co.from = o.from;
@@ -229,6 +231,9 @@ int RunCli(int argc, char** argv) {
       ->type_name("OPS");
   app.add_flag("--schema-changes", o.schema_changes,
                "Print schema-change events (op s) too");
+  app.add_flag("--watermarks", o.watermarks,
+               "Print incremental snapshots' watermarks (op m, prefix "
+               "cdc.snapshot) too");
   app.add_option("--format", o.format,
                  "Output format: native (default), debezium or cloudevents")
       ->type_name("FMT");

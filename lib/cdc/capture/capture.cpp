@@ -11,6 +11,7 @@
 #include "cdc/base/coding.h"
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
+#include "cdc/capture/incremental.h"
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/snapshot.h"
 #include "cdc/capture/source.h"
@@ -18,6 +19,7 @@
 #include "cdc/cli/notify.h"
 #include "cdc/log/retention.h"
 #include "cdc/log/schemas.h"
+#include "cdc/log/snapshots.h"
 #include "cdc/log/writer.h"
 #include "cdc/pg/conn.h"
 #include "cdc/pg/event_builder.h"
@@ -92,6 +94,7 @@ class Capture {
 
   Options o_;
   std::unique_ptr<log::LogWriter> w_;
+  std::unique_ptr<Incremental> inc_;  // incremental snapshots
   pg::TypeCatalog catalog_;
   pg::EventBuilder builder_;
   TypeLookup types_;
@@ -106,6 +109,7 @@ class Capture {
   bool skip_txn_ = false;
   log::SourcePosition resume_;  // what the log held when streaming began
   pg::Xid txn_xid_ = 0;
+  Lsn txn_lsn_ = 0;  // the open transaction's commit LSN
   uint64_t txn_events_ = 0;
 
   Lsn received_ = 0;
@@ -203,6 +207,7 @@ Status Capture::HandleXLogData(pg::Connection& conn, std::string_view msg) {
   if (auto* b = std::get_if<pg::Begin>(&m)) {
     in_txn_ = true;
     txn_xid_ = b->xid;
+    txn_lsn_ = b->final_lsn;
     txn_events_ = 0;
     skip_txn_ = resume_.CoversCommit(b->final_lsn);
     return builder_.Apply(m, &events_);
@@ -232,6 +237,14 @@ Status Capture::HandleXLogData(pg::Connection& conn, std::string_view msg) {
     return CommitTxn(lm->lsn, NowMicros(), 0, events_.size());
   }
   if (skip_txn_) return Status::OK();
+  if (lm != nullptr && lm->prefix == log::kWatermarkPrefix) {
+    // An incremental snapshot's chunk boundary: what of it goes into the
+    // log (its rows, at the high watermark) is the snapshot's to say.
+    CDC_RETURN_IF_ERROR(inc_->OnWatermark(*lm, txn_lsn_, &events_));
+    if (events_.empty()) return Status::OK();
+  } else {
+    inc_->Observe(events_);
+  }
   return Append(events_);
 }
 
@@ -327,7 +340,11 @@ void Capture::Housekeeping(int64_t now) {
     Status s = WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats());
     if (!s.ok()) Warn("metrics: " + s.message());
   }
-  if (m_.snapshot_running)
+  const std::string incremental = inc_ ? inc_->StatusLine() : "";
+  if (!incremental.empty() && !m_.snapshot_running)
+    notify_.SetStatus(incremental + "; durable at " +
+                      FormatLsn(m_.durable_lsn));
+  else if (m_.snapshot_running)
     notify_.SetStatus("initial snapshot: " + std::to_string(m_.snapshot_rows) +
                       " rows, " + std::to_string(m_.snapshot_tables_done) +
                       " of " + std::to_string(m_.snapshot_tables) + " tables");
@@ -339,6 +356,9 @@ void Capture::Housekeeping(int64_t now) {
 }
 
 Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
+  inc_->Tick(now, pausing);
+  // --exit-when-idle waits for incremental snapshots to finish.
+  if (idle_done_ && inc_->busy()) idle_done_ = false;
   // One fsync at a time: while one waits on the disk the next group grows,
   // and the other writer thread stays free to write (so followers never
   // wait for the disk).
@@ -511,7 +531,9 @@ Status Capture::Drain(pg::Connection* conn) {
   if (w_->in_txn()) CDC_RETURN_IF_ERROR(w_->Abort());
   if (builder_.in_transaction()) builder_.EndTransaction();
   in_txn_ = false;
+  inc_->Reset();
   CDC_RETURN_IF_ERROR(w_->Sync());
+  inc_->Flush();  // the chunks now durable are recorded
   first_unsynced_ = first_unwritten_ = 0;
   // Only an open stream takes a status: after the server ended it (say on
   // a shutdown) there is nobody to tell, and the next start resumes from
@@ -532,6 +554,8 @@ Status Capture::Run() {
   if (w_->recovery().truncated_bytes > 0)
     Say(o_, "recovered the log: cut a torn tail of " +
                 std::to_string(w_->recovery().truncated_bytes) + " bytes");
+  inc_ = std::make_unique<Incremental>(o_, w_.get(), &builder_, &m_);
+  CDC_RETURN_IF_ERROR(inc_->Load());
   Say(o_, "log " + o_.log + " at seq " + std::to_string(w_->next_seq()) +
               ", connecting to " + pg::RedactDsn(o_.dsn));
   int64_t failing_since = 0;

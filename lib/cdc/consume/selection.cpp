@@ -84,6 +84,12 @@ Selection::Verdict Selection::Judge(uint64_t seq,
                                     std::string_view stored) const {
   if (to_set_ && to_.kind == Position::Kind::kSeq && seq > to_.seq)
     return Verdict::kStop;
+  // The head (lsn, xid, ts, op, then prefix for op m) ends well within
+  // the first 200 bytes.
+  if (!watermarks_ &&
+      stored.substr(0, 200).find(",\"op\":\"m\",\"prefix\":\"cdc.snapshot\"") !=
+          std::string_view::npos)
+    return Verdict::kSkip;
   if (!needs_head()) return Verdict::kTake;
   event::EventHead h;
   if (!event::ParseHead(stored, &h)) return Verdict::kTake;

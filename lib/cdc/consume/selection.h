@@ -63,6 +63,9 @@ class Selection {
     return !tables_.empty() || !exclude_.empty() || explicit_ops_;
   }
   bool schema_changes() const { return schema_changes_; }
+  // Incremental snapshots' watermarks (op m, prefix cdc.snapshot; see
+  // cdc-capture(1)) are skipped unless shown.
+  void set_watermarks(bool show) { watermarks_ = show; }
   // Replaces which events are taken by `f` (a consumer's stored
   // subscription), keeping --to. Usage error for a bad op in `f`.
   Status ApplyFilter(const Filter& f);
@@ -83,6 +86,7 @@ class Selection {
   std::vector<std::string> exclude_;
   bool explicit_ops_ = false;
   bool schema_changes_ = true;
+  bool watermarks_ = false;
   std::string ops_;
   bool to_set_ = false;
   Position to_;
