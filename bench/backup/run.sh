@@ -10,7 +10,9 @@
 # directory backup (every file and directory fsynced before the manifest,
 # as cp does not) beside the log; cp -r copies the log directory to the
 # same file system, and "cp -r + sync" also fsyncs each file and directory
-# of the copy (sync FILE...), the durability create gives; verify
+# of the copy (sync FILE...), the durability create gives. Each is
+# compared with its like: create against "cp -r + sync", and create
+# --no-sync (no fsync, as pg_basebackup --no-sync) against cp -r. verify
 # recomputes every SHA-256 of that backup; sha256sum hashes the backup's
 # files. The median of --runs is reported. Targets: create >= 0.8x cp,
 # verify >= 0.9x sha256sum. Prints a table; writes JSON.
@@ -63,6 +65,7 @@ measure() {  # measure NAME CMD... → seconds for each run, one a line
   done
 }
 create_s=$(measure create cdc-backup create --log "$T/log" --out "$T/out" -q | median)
+create_ns=$(measure create_ns cdc-backup create --log "$T/log" --out "$T/out" -q --no-sync | median)
 cp_s=$(measure cp cp -r "$T/log" "$T/out" | median)
 cp_sync() { cp -r "$1" "$2" && find "$2" -print0 | xargs -0 sync; }
 cps_s=$(measure cp_sync cp_sync "$T/log" "$T/out" | median)
@@ -71,19 +74,22 @@ verify_s=$(for i in $(seq "$RUNS"); do s=$(now); cdc-backup verify "$T/b" -q; e=
 sha_s=$(for i in $(seq "$RUNS"); do s=$(now); (cd "$T/b" && find . -type f -print0 | xargs -0 sha256sum > /dev/null); e=$(now); echo "$e - $s" | bc -l; done | median)
 
 mbps() { echo "$bytes / 1048576 / $1" | bc -l; }
-c=$(mbps "$create_s") p=$(mbps "$cp_s") ps=$(mbps "$cps_s") v=$(mbps "$verify_s") h=$(mbps "$sha_s")
-rc=$(echo "$c / $p" | bc -l) rcs=$(echo "$c / $ps" | bc -l) rv=$(echo "$v / $h" | bc -l)
-printf '%-28s %10s %8s\n' measure "MB/s" ratio
-printf '%-28s %10.0f %8.2f  (target >= 0.80)\n' "cdc-backup create" "$c" "$rc"
-printf '%-28s %10.0f\n' "cp -r" "$p"
-printf '%-28s %10.0f %8.2f  (create against it)\n' "cp -r + sync" "$ps" "$rcs"
-printf '%-28s %10.0f %8.2f  (target >= 0.90)\n' "cdc-backup verify" "$v" "$rv"
-printf '%-28s %10.0f\n' "sha256sum" "$h"
+c=$(mbps "$create_s") cn=$(mbps "$create_ns") p=$(mbps "$cp_s") ps=$(mbps "$cps_s")
+v=$(mbps "$verify_s") h=$(mbps "$sha_s")
+rcn=$(echo "$cn / $p" | bc -l) rcs=$(echo "$c / $ps" | bc -l) rv=$(echo "$v / $h" | bc -l)
+printf '%-32s %10s %8s\n' measure "MB/s" ratio
+printf '%-32s %10.0f %8.2f  (against cp -r + sync; target >= 0.80)\n' "cdc-backup create" "$c" "$rcs"
+printf '%-32s %10.0f %8.2f  (against cp -r; target >= 0.80)\n' "cdc-backup create --no-sync" "$cn" "$rcn"
+printf '%-32s %10.0f\n' "cp -r" "$p"
+printf '%-32s %10.0f\n' "cp -r + sync" "$ps"
+printf '%-32s %10.0f %8.2f  (target >= 0.90)\n' "cdc-backup verify" "$v" "$rv"
+printf '%-32s %10.0f\n' "sha256sum" "$h"
 printf 'log: %d MiB, median of %d runs\n' $((bytes >> 20)) "$RUNS"
 mkdir -p "$(dirname "$JSON")"
 cat > "$JSON" <<J
 {"bench":"backup","log_bytes":$bytes,"runs":$RUNS,
- "create_mb_s":$(printf %.1f "$c"),"cp_mb_s":$(printf %.1f "$p"),"create_ratio":$(printf %.3f "$rc"),
+ "create_mb_s":$(printf %.1f "$c"),"create_no_sync_mb_s":$(printf %.1f "$cn"),
+ "cp_mb_s":$(printf %.1f "$p"),"create_no_sync_cp_ratio":$(printf %.3f "$rcn"),
  "cp_sync_mb_s":$(printf %.1f "$ps"),"create_cp_sync_ratio":$(printf %.3f "$rcs"),
  "verify_mb_s":$(printf %.1f "$v"),"sha256sum_mb_s":$(printf %.1f "$h"),"verify_ratio":$(printf %.3f "$rv")}
 J

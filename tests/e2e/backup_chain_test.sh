@@ -23,6 +23,10 @@ grep -q '"in":' "$T/inc1/manifest.json" || fail "no file refers to the base"
 [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base"]["name"])' "$T/inc1/manifest.json")" = full ] || fail "base not named"
 ok "incrementals store only what the base lacks ($ninc segments against $nfull)"
 
+cdc-backup create --log "$L" --out "$T/nosync" --no-sync -q
+expect_exit 0 cdc-backup verify "$T/nosync"
+ok "--no-sync makes a whole backup too (verify passes)"
+
 for b in "$T/inc1" "$T/inc2.tar"; do
   expect_exit 0 cdc-backup verify "$b"
   grep -qE "^ok $b: seq 1-[0-9]+, .*, ([23]) backups in its chain" "$T/out" || fail "verify $b: $(cat "$T/out")"

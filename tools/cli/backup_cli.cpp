@@ -89,7 +89,7 @@ std::string Range(const backup::Manifest& m) {
 struct CreateFlags {
   std::string log, out, out_dir, incremental;
   size_t keep = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, no_sync = false;
 };
 
 Status Create(const CreateFlags& f) {
@@ -102,6 +102,7 @@ Status Create(const CreateFlags& f) {
   o.log = f.log;
   o.out = f.out;
   o.base = f.incremental;
+  o.sync = !f.no_sync;
   if (!f.out_dir.empty()) {
     if (!PathExists(f.out_dir))
       return Status::NotFound("--out-dir " + f.out_dir + " does not exist");
@@ -268,6 +269,9 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   create->add_flag("--json", cf.json, "Summary as one JSON object");
   create->add_flag("-q,--quiet", cf.quiet, "No progress, no summary");
+  create->add_flag("--no-sync", cf.no_sync,
+                   "Do not fsync the backup's files (faster; an OS crash "
+                   "soon after can damage the backup)");
 
   std::string path, base_dir, restore_log;
   bool json = false, quiet = false, group = false;

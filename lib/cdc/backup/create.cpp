@@ -89,8 +89,10 @@ class Out {
 // the manifest is written. By then most of it is on disk already.
 class DirOut : public Out {
  public:
-  explicit DirOut(std::string target)
-      : target_(std::move(target)), tmp_(TempSibling(target_, "partial")) {}
+  DirOut(std::string target, bool sync)
+      : target_(std::move(target)),
+        tmp_(TempSibling(target_, "partial")),
+        sync_(sync) {}
   ~DirOut() override {
     unsynced_.clear();
     if (!done_) (void)RemoveTree(tmp_);
@@ -122,9 +124,10 @@ class DirOut : public Out {
         [&](std::string_view d, uint64_t off) {
           CDC_RETURN_IF_ERROR(WriteAll(f.fd(), d.data(), d.size(), path));
           // Only starts the writeback; errors show in the fdatasync.
-          (void)::sync_file_range(f.fd(), static_cast<off_t>(off),
-                                  static_cast<off_t>(d.size()),
-                                  SYNC_FILE_RANGE_WRITE);
+          if (sync_)
+            (void)::sync_file_range(f.fd(), static_cast<off_t>(off),
+                                    static_cast<off_t>(d.size()),
+                                    SYNC_FILE_RANGE_WRITE);
           return Status::OK();
         },
         done));
@@ -138,7 +141,7 @@ class DirOut : public Out {
       unsynced_.pop_front();
       CDC_RETURN_IF_ERROR(SyncFile(u.f.fd(), u.path));
     }
-    CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, "segments")));
+    if (sync_) CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, "segments")));
     const std::string mpath = JoinPath(tmp_, kManifestName);
     CDC_RETURN_IF_ERROR(WriteFileAtomic(mpath, manifest));
     if (::chmod(mpath.c_str(), 0600) != 0)
@@ -159,6 +162,7 @@ class DirOut : public Out {
   // Keeps `f` open to fdatasync it later, syncing the oldest when too many
   // wait (its writeback began long ago).
   Status SyncLater(FileHandle f, const std::string& path) {
+    if (!sync_) return Status::OK();  // closed unsynced
     std::optional<Unsynced> oldest;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -175,6 +179,7 @@ class DirOut : public Out {
   FileHandle f_;
   std::mutex mu_;
   std::deque<Unsynced> unsynced_;
+  const bool sync_;
   bool done_ = false;
 };
 
@@ -464,7 +469,7 @@ Result<CreateResult> CreateBackup(const CreateOptions& o) {
     TarOut out(1);
     return Build(o, id, std::move(base), &out);
   }
-  DirOut out(o.out);
+  DirOut out(o.out, o.sync);
   CDC_RETURN_IF_ERROR(out.Start());
   return Build(o, id, std::move(base), &out);
 }

@@ -28,6 +28,11 @@ struct CreateOptions {
   // full backup. Only what the base lacks is stored.
   std::string base;
   ProgressFn progress;
+  // A directory backup's files and directories are fdatasynced before the
+  // manifest is written (false: --no-sync, as pg_basebackup's: faster, but
+  // an operating system crash soon after can leave the backup damaged,
+  // which verify then reports).
+  bool sync = true;
 };
 
 struct CreateResult {
