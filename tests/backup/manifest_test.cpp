@@ -92,6 +92,16 @@ TEST_CASE("a manifest of another version is refused as such", "[backup]") {
         "m: backup format version 7; this cdc-backup reads version 1");
 }
 
+TEST_CASE("a number JSON allows but a double cannot hold is refused",
+          "[backup][fuzz]") {
+  // Found by fuzz_manifest: nlohmann threw out_of_range, not parse_error,
+  // and the exception ended cdc-backup verify.
+  auto r = ParseManifest("{\"format_version\": 4e657}", "m");
+  CHECK(r.status().code() == Code::kCheckFailed);
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("m: not a readable manifest ("));
+}
+
 TEST_CASE("a manifest with holes or foreign paths is refused", "[backup]") {
   Manifest gap = Sample();
   gap.files[3].first_seq = 22;

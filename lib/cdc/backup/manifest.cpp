@@ -118,6 +118,9 @@ Result<Manifest> ParseManifest(std::string_view text,
   } catch (const nlohmann::json::parse_error& e) {
     return bad("not a readable manifest (not valid JSON at byte " +
                std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. a number too large for a double: JSON, but not ours.
+    return bad(std::string("not a readable manifest (") + e.what() + ")");
   }
   if (!j.is_object()) return bad("not a readable manifest (not an object)");
   try {
