@@ -193,7 +193,8 @@ void Runner::MaybeWriteMetrics(bool force) {
   Status s =
       WriteFileAtomic(o_.metrics_file,
                       Render(sink_.stats(), client_ ? client_->reconnects() : 0,
-                             sink_.acked_seq(), sink_.pending(), lag));
+                             sink_.acked_seq(), sink_.pending(), lag),
+                      0644);
   if (!s.ok() && !o_.quiet)
     fprintf(stderr, "%s: warning: %s\n", kProg,
             cli::EscapeForTerminal(s.message()).c_str());

@@ -337,7 +337,7 @@ void Runner::MaybeWriteMetrics(bool force) {
     m_.lag = *last - applied_.value_or(0);
   else
     m_.lag = 0;
-  Status s = WriteFileAtomic(o_.metrics_file, Render(m_));
+  Status s = WriteFileAtomic(o_.metrics_file, Render(m_), 0644);
   if (!s.ok() && !o_.quiet)
     fprintf(stderr, "%s: warning: %s\n", kProg,
             cli::EscapeForTerminal(s.message()).c_str());

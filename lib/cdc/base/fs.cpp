@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace cdc {
 
@@ -56,7 +58,21 @@ void FileHandle::Reset() {
   fd_ = -1;
 }
 
+bool GroupAccess() {
+  static const bool group = [] {
+    const char* v = std::getenv("CDC_GROUP_ACCESS");
+    return v != nullptr &&
+           (std::string_view(v) == "1" || std::string_view(v) == "yes" ||
+            std::string_view(v) == "true");
+  }();
+  return group;
+}
+
+int NewDirMode() { return GroupAccess() ? 0750 : 0700; }
+int NewFileMode() { return GroupAccess() ? 0640 : 0600; }
+
 Result<FileHandle> OpenFile(const std::string& path, int flags, int mode) {
+  if (mode < 0) mode = NewFileMode();
   // Another user who can write the directory may have planted a symlink, a
   // FIFO (open would wait for a writer), a device (/dev/zero never ends) or
   // a directory under a name we use: never follow, never block, and look at
@@ -163,7 +179,8 @@ Result<std::string> ReadFileToString(const std::string& path,
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                       int mode) {
   std::string tmp = path + ".tmp";
   {
     // A stale temporary of ours (a crash) or one another user planted, maybe
@@ -171,9 +188,13 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
     // O_EXCL then creates a fresh file or fails if someone raced us.
     if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
       return ErrnoStatus("remove stale", tmp, errno);
-    auto f = OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL);
+    auto f = OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
     if (!f.ok()) return f.status();
     Status s = WriteAll(f->fd(), contents.data(), contents.size(), tmp);
+    // The umask may have taken bits a reader needs (a metrics file).
+    if (s.ok() && mode >= 0 &&
+        ::fchmod(f->fd(), static_cast<mode_t>(mode)) != 0)
+      s = ErrnoStatus("chmod", tmp, errno);
     if (s.ok() && ::fsync(f->fd()) != 0) s = ErrnoStatus("fsync", tmp, errno);
     if (!s.ok()) {
       ::unlink(tmp.c_str());
@@ -189,7 +210,8 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
 }
 
 Status MakeDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) == 0) return Status::OK();
+  if (::mkdir(path.c_str(), static_cast<mode_t>(NewDirMode())) == 0)
+    return Status::OK();
   if (errno == EEXIST) return Status::OK();
   Status s = ErrnoStatus("create directory", path, errno);
   if (s.code() == Code::kIOError && errno != ENOSPC)

@@ -41,8 +41,16 @@ class FileHandle {
 // never blocking: a symlink, FIFO, socket, device or directory under `path`
 // is refused (Corruption, naming what it is) before anything is read or
 // written. Every file cdc reads or writes in a log directory is opened here.
-Result<FileHandle> OpenFile(const std::string& path, int flags,
-                            int mode = 0644);
+// A file it creates gets `mode`, by default NewFileMode().
+Result<FileHandle> OpenFile(const std::string& path, int flags, int mode = -1);
+
+// What the tools create in a log directory is private to its owner:
+// directories 0700, files 0600. With CDC_GROUP_ACCESS=1 in the environment
+// (a group of readers sharing the log): 0750 and 0640, consumers.db 0660
+// (its readers ack). The process's umask still applies.
+bool GroupAccess();
+int NewDirMode();
+int NewFileMode();
 // Writes all of `n` bytes at the current offset (retrying short writes).
 Status WriteAll(int fd, const char* data, size_t n, const std::string& path);
 // Writes all of `n` bytes at `offset` (retrying short writes).
@@ -62,8 +70,12 @@ Result<std::string> ReadFileToString(const std::string& path,
 // unlinking any stale one, so a planted symlink is never written through),
 // fsyncs it, renames it over `path`, syncs the directory. Readers see the
 // old or the new contents, never a mixture.
-Status WriteFileAtomic(const std::string& path, const std::string& contents);
-Status MakeDir(const std::string& path);  // one level; OK if it exists
+// `mode` (default NewFileMode()) is set on the new file before the rename:
+// a metrics file another user's collector reads is written 0644.
+Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                       int mode = -1);
+// One level, NewDirMode(); OK if it exists.
+Status MakeDir(const std::string& path);
 Result<std::vector<std::string>> ListDir(const std::string& dir);
 Result<uint64_t> FileSize(const std::string& path);
 bool PathExists(const std::string& path);

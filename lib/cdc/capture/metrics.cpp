@@ -110,7 +110,8 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
 
 Status WriteMetricsFile(const std::string& path, const Metrics& m,
                         const log::SyncStats& sync) {
-  return WriteFileAtomic(path, RenderMetrics(m, sync));
+  // Read by a collector that runs as another user.
+  return WriteFileAtomic(path, RenderMetrics(m, sync), 0644);
 }
 
 }  // namespace cdc::capture

@@ -1,5 +1,6 @@
 #include "cdc/cursor/consumers.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -127,6 +128,16 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
   if (::lstat(s->path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return Status::Corruption("refusing " + s->path_ +
                               ": it is not a regular file");
+  // Created empty (a valid database) with our mode: SQLite would make it
+  // 0644, and gives its -wal and -shm files the database's mode.
+  if (::lstat(s->path_.c_str(), &st) != 0 && errno == ENOENT) {
+    // Another process creating it at the same moment wins the O_EXCL:
+    // SQLite then opens what that one made.
+    const int mode = GroupAccess() ? 0660 : 0600;
+    auto made = OpenFile(s->path_, O_WRONLY | O_CREAT | O_EXCL, mode);
+    // The group acks: a umask of 022 must not take its write bit.
+    if (made.ok()) (void)::fchmod(made->fd(), static_cast<mode_t>(mode));
+  }
   int rc = sqlite3_open_v2(s->path_.c_str(), &s->db_,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,

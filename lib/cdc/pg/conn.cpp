@@ -187,6 +187,7 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
     std::string msg = OneLine(PQerrorMessage(c));
     if (msg.find("password authentication failed") != std::string::npos ||
         msg.find("no pg_hba.conf entry") != std::string::npos ||
+        msg.find("pg_hba.conf rejects connection") != std::string::npos ||
         msg.find("authentication failed") != std::string::npos ||
         msg.find("no password supplied") != std::string::npos ||
         msg.find("permission denied") != std::string::npos ||
