@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The chaos harness: the whole toolkit under a random workload while
+# processes and servers die, then an oracle.
+#
+#   BIN=build/tools tests/chaos/run.sh [--seconds 240] [--seed N]
+#
+# Running, each restarted by a supervisor loop (as systemd would) whenever
+# it exits: cdc-capture, cdc-redis in hash and in stream mode, cdc-nats
+# into an R3 stream of a 3-node JetStream cluster, and a consumer pipeline
+# cdc-tail -c pipe -f | handler | cdc-ack -c pipe. The workload
+# (workload.py) reconnects when PostgreSQL goes away. Every 0.2-1.2 s the
+# harness does one of: SIGKILL or SIGTERM capture, SIGKILL a sink or the
+# pipeline, restart PostgreSQL (fast or immediate), SIGKILL and restart
+# Redis, SIGKILL a NATS node and restart it later, take an incremental
+# backup, or take one and then apply retention (only as far as every
+# consumer has acked: retention does not wait for consumers, so the
+# harness does). At the end, with everything caught up, oracle.py checks
+# the log (the backups' events and the retained ones) against what the
+# workload committed and against a test_decoding slot on the same server,
+# replays it against the tables, and checks the Redis mirror and streams,
+# the NATS stream, the pipeline's handled events and every backup. It
+# prints the figures; events lost or duplicated in the log or a sink must
+# be 0 (the pipeline is at-least-once: its repeats are counted, not
+# failed).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+SECS=240
+SEED=$RANDOM
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) SECS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
+  esac
+done
+CDC_TEST_KIND=chaos
+source "$ROOT/tests/common.sh"
+source "$ROOT/scripts/pg.sh"
+source "$ROOT/scripts/redis.sh"
+source "$ROOT/scripts/nats.sh"
+PROBE="$BIN/../bench/cdc-nats-probe"
+echo "chaos: seed $SEED, $SECS s"
+RANDOM=$SEED
+stop_all() {
+  touch "$T/stop" "$T/stop-workload"
+  pkill -TERM -f "$T/log" 2>/dev/null || true
+  sleep 0.5
+  pkill -KILL -f "$T/log" 2>/dev/null || true
+  nats_stop; redis_stop; pg_stop
+}
+at_exit stop_all
+pg_start "$T"
+redis_start "$T"
+NATS_NO_TRAP=1 nats_start "$T"
+L="$T/log"
+psql_q <<'SQL'
+CREATE TABLE a (id int PRIMARY KEY, v int, note text);
+CREATE TABLE b (id int PRIMARY KEY, v int, note text);
+CREATE TABLE c (id int PRIMARY KEY, v int, note text);
+CREATE TABLE wl (n int PRIMARY KEY, xid bigint);
+SQL
+cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --tables a,b,c --segment-size 256k \
+  --exit-when-idle -q
+# A peer oracle on the same server: what PostgreSQL decodes, in commit order.
+psql_q -c "SELECT 1 FROM pg_create_logical_replication_slot('oracle', 'test_decoding')" >/dev/null
+"$PROBE" "$NATS_URLS" req '$JS.API.STREAM.CREATE.CHAOS' \
+  '{"name":"CHAOS","subjects":["chaos.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}' >/dev/null
+
+# sup NAME CMD...: runs CMD again whenever it ends, until $T/stop.
+SUPS=()
+sup() {
+  local name=$1; shift
+  (
+    while [ ! -e "$T/stop" ]; do
+      local rc=0
+      "$@" >> "$T/$name.out" 2>> "$T/$name.err" || rc=$?
+      echo "$rc" >> "$T/$name.rc"
+      [ -e "$T/stop" ] || sleep 0.2
+    done
+  ) 2> /dev/null &
+  SUPS+=($!)
+}
+sup capture cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --segment-size 256k \
+  --commit-delay 5 --reconnect-max 120 -q
+sup rhash cdc-redis --log "$L" -c rhash --redis "$REDIS_URL" --mode hash -f \
+  --reconnect-max 120 -q
+sup rstream cdc-redis --log "$L" -c rstream --redis "$REDIS_URL" --mode stream \
+  --prefix 'chaos:' -f --reconnect-max 120 -q
+sup nats cdc-nats --log "$L" -c nats --server "$NATS_URLS" --stream CHAOS \
+  --subject 'chaos.{schema}.{table}' -f --reconnect-max 120 -q
+pipeline() {
+  cdc-tail --log "$L" -c pipe -f |
+    python3 -u -c '
+import json, sys
+out = open(sys.argv[1], "a")
+for line in sys.stdin:
+    out.write("%d\n" % json.loads(line)["seq"])
+    out.flush()
+    sys.stdout.write(line)
+    sys.stdout.flush()' "$T/handled" |
+    cdc-ack --log "$L" -c pipe
+}
+sup pipe pipeline
+
+# The workload, in batches of 50 lines, each run until psql gets through it
+# (a batch cut by a restart of PostgreSQL is run again).
+python3 "$HERE/workload.py" 1 200000 "$SEED" > "$T/work.sql"
+split -l 50 -d -a 5 "$T/work.sql" "$T/batch."
+(
+  for f in "$T"/batch.*; do
+    [ -e "$T/stop-workload" ] && break
+    until psql -X -q -v ON_ERROR_STOP=0 -f "$f" > /dev/null 2>> "$T/work.err"; do
+      [ -e "$T/stop" ] && exit 0
+      sleep 0.2
+    done
+  done
+) &
+work=$!
+
+declare -A did=()
+count() { did[$1]=$(( ${did[$1]:-0} + 1 )); }
+killall9() { pkill -KILL -f "$1" 2>/dev/null && count "$2" || true; }
+acked_min() {
+  cdc-log consumers --log "$L" --json 2>/dev/null | python3 -c '
+import json, sys
+acks = [json.loads(l)["acked_seq"] for l in sys.stdin]
+print(min(acks) if len(acks) == 4 else 0)'
+}
+retain() {
+  # As far as every consumer has acked and the newest backup holds: the
+  # sealed segments below both.
+  local min keep end
+  min=$(acked_min)
+  end=$(python3 -c "
+import glob, json
+m = sorted(glob.glob('$T/backups/cdc-backup-*/manifest.json'))
+print(json.load(open(m[-1]))['end_seq'] - 1 if m else 0)")
+  [ "$end" -lt "$min" ] && min=$end
+  keep=$(cdc-log segments --log "$L" --json | python3 -c "
+import json, sys
+segs = [json.loads(l) for l in sys.stdin]
+gone = 0
+for s in segs[:-1]:
+    if not s.get('sealed') or s['last_seq'] > $min:
+        break
+    gone += 1
+# Segments sealed between this listing and the retention run would make
+# --max-segments reach further: keep a margin.
+print(len(segs) - gone + 4)")
+  cdc-log retain --log "$L" --max-segments "$keep" > /dev/null && count retain
+}
+backup() {
+  cdc-backup create --log "$L" --out-dir "$T/backups" --incremental latest -q 2>> "$T/backup.err" &&
+    count backup
+}
+mkdir -p "$T/backups"
+down_node=0
+end=$((SECONDS + SECS))
+while [ $SECONDS -lt $end ]; do
+  sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.2 + (r % 100) / 100 }')"
+  case $((RANDOM % 20)) in
+    0 | 1 | 2) killall9 "cdc-capture --log $L" kill_capture ;;
+    3) pkill -TERM -f "cdc-capture --log $L" 2>/dev/null && count term_capture || true ;;
+    4 | 5) killall9 "cdc-redis --log $L -c rhash" kill_redis_hash ;;
+    6) killall9 "cdc-redis --log $L -c rstream" kill_redis_stream ;;
+    7 | 8) killall9 "cdc-nats --log $L" kill_nats_sink ;;
+    9) pkill -KILL -f "cdc-tail --log $L -c pipe" 2>/dev/null && count kill_pipeline_reader || true ;;
+    10) pkill -KILL -f "cdc-(tail|ack) --log $L -c pipe" 2>/dev/null && count kill_pipeline || true ;;
+    11) pg_restart && count pg_restart_fast || true ;;
+    12) _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -l "$PG_DIR/pg.log" -w -m immediate restart > /dev/null &&
+          count pg_restart_immediate || true ;;
+    13) redis_kill; redis_start_server && count redis_restart ;;
+    14)
+      if [ "$down_node" = 0 ]; then
+        down_node=$((RANDOM % 3 + 1)); nats_kill "$down_node"; count nats_node_kill
+      else
+        nats_restart "$down_node"; down_node=0
+      fi ;;
+    15 | 16) backup ;;
+    17) backup && retain ;;
+    *) ;;
+  esac
+done
+[ "$down_node" = 0 ] || nats_restart "$down_node"
+touch "$T/stop-workload"
+wait "$work" || true
+psql_q -c "SELECT pg_logical_emit_message(true, 'chaos', 'end')" > /dev/null
+# Caught up: every consumer acked the last event, the stream holds it.
+last=0
+for _ in $(seq 1200); do
+  last=$(cdc-log info --log "$L" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')
+  if cdc-tail --log "$L" --op m | grep -q '"content":"end"' && [ "$(acked_min)" = "$last" ]; then break; fi
+  sleep 0.1
+done
+[ "$(acked_min)" = "$last" ] || {
+  cdc-log consumers --log "$L"; tail -3 "$T"/*.err; fail "the consumers did not catch up"; }
+backup
+touch "$T/stop"
+pkill -TERM -f "$T/log" 2>/dev/null || true
+wait "${SUPS[@]}" 2>/dev/null || true
+
+# What the oracle reads.
+O="$T/oracle"
+mkdir -p "$O"
+cdc-log verify --log "$L" -q || fail "the log does not verify"
+cdc-tail --log "$L" --schema-changes > "$O/live.ndjson"
+n=0
+for b in "$T"/backups/cdc-backup-*; do
+  n=$((n + 1))
+  cdc-backup verify "$b" -q || fail "backup $b does not verify"
+  cdc-backup restore "$b" --log "$O/restored.$n" -q || fail "backup $b does not restore"
+  cdc-log verify --log "$O/restored.$n" -q || fail "restored $b does not verify"
+  cdc-tail --log "$O/restored.$n" --schema-changes > "$O/backup.$n.ndjson"
+  rm -rf "$O/restored.$n"
+done
+psql_q -F $'\t' -c "SELECT n, xid FROM wl" > "$O/wl.tsv"
+for t in a b c; do psql_q -F $'\t' -c "SELECT id, v, note FROM $t" > "$O/$t.tsv"; done
+psql_q -c "SELECT data FROM pg_logical_slot_get_changes('oracle', NULL, NULL, 'include-xids', '1', 'skip-empty-xacts', '1')" \
+  > "$O/test_decoding.txt"
+"$PROBE" "$NATS_URLS" dump CHAOS > "$O/nats.txt"
+cp "$T/handled" "$O/handled.txt"
+printf '%s\n' "${!did[@]}" | while read -r k; do echo "$k ${did[$k]}"; done > "$O/actions.txt"
+python3 "$HERE/oracle.py" "$O" "$REDIS_SOCK" "$ROOT/tests/e2e" || fail "the oracle found a difference (seed $SEED)"
