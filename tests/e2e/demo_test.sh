@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 git clone -q "$ROOT" "$T/clone" || fail "git clone"
+chmod 755 "$T"  # PostgreSQL runs as its own user under it
 TMPDIR="$T" bash "$T/clone/scripts/demo.sh" --bin "$BIN" > "$T/demo.out" 2>&1 ||
   { cat "$T/demo.out"; fail "demo.sh failed"; }
 python3 - "$T/demo.out" <<'PY' || { cat "$T/demo.out"; fail "the demo's output"; }
