@@ -217,3 +217,21 @@ else
 fi
 cdc-log verify --log "$L" -q
 ok "log still valid after every bad input"
+
+# cdc-log stats: JSON, and the Prometheus exposition format promtool
+# accepts, with each consumer's lag.
+S="$T/stats"
+gen_events 1 4 5 | cdc-log import --log "$S" -q
+cdc-ack --log "$S" -c half --create --seek 10 > /dev/null
+expect_exit 0 cdc-log stats --log "$S"
+python3 -c "
+import json, sys
+j = json.load(open('$T/out'))
+assert j['last_seq'] == 20 and j['consumers'] == [{'name': 'half', 'acked_seq': 9, 'lag': 11, 'expired': False}], j  # --seek 10: 10 comes next
+" || fail "stats: $(cat "$T/out")"
+expect_exit 0 cdc-log stats --log "$S" --prometheus
+promtool check metrics < "$T/out" > "$T/lint" 2>&1 || { cat "$T/lint"; fail "promtool check metrics"; }
+grep -qE '^cdc_log_consumer_lag_events\{log_id="[0-9a-f]{32}",consumer="half"\} 11$' "$T/out" ||
+  fail "stats --prometheus: $(grep lag "$T/out")"
+expect_exit 66 cdc-log stats --log "$T/nope" --prometheus
+ok "cdc-log stats: JSON, and Prometheus text promtool accepts"

@@ -72,3 +72,15 @@ MANPATH="$P/share/man" systemd-analyze verify "$T"/units/* > "$T/verify" 2>&1 ||
   { cat "$T/verify" >&2; fail "systemd-analyze verify failed"; }
 [ ! -s "$T/verify" ] || { cat "$T/verify" >&2; fail "systemd-analyze verify warned"; }
 ok "systemd-analyze verify: $units units"
+
+# The Prometheus alert rules parse, and name only metrics the tools write.
+command -v promtool > /dev/null || fail "promtool missing (scripts/deps.sh installs prometheus)"
+promtool check rules "$ROOT/contrib/prometheus/alerts.yml" > "$T/promtool" 2>&1 ||
+  { cat "$T/promtool" >&2; fail "promtool check rules"; }
+names=$(grep -ho 'cdc_[a-z_]*' "$ROOT/contrib/prometheus/alerts.yml" | sed 's/_bucket$//' | sort -u)
+for n in $names; do
+  # cdc-redis and cdc-nats put their prefix before each name.
+  grep -rqs -e "$n" -e "\"${n#cdc_*_}" "$ROOT/lib" "$ROOT/tools" ||
+    fail "alerts.yml names $n, which no tool writes"
+done
+ok "contrib/prometheus/alerts.yml: promtool accepts it; its $(echo "$names" | wc -l) metrics exist"

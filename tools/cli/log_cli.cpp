@@ -17,6 +17,7 @@
 #include "common.h"
 #include "log_import.h"
 #include "log_snapshot.h"
+#include "log_stats.h"
 #include "log_wait.h"
 #include "runners.h"
 
@@ -357,6 +358,13 @@ int RunCli(int argc, char** argv) {
                    "Give up after DURATION (e.g. 5s) with exit 75; default "
                    "no limit")
       ->type_name("DURATION");
+  auto* stats = app.add_subcommand(
+      "stats",
+      "The log's figures and every consumer's lag in one go: JSON, or "
+      "--prometheus for a textfile collector");
+  bool prometheus = false;
+  stats->add_flag("--prometheus", prometheus,
+                  "Prometheus text exposition format");
   auto* snapshot = app.add_subcommand(
       "snapshot",
       "Ask cdc-capture for an incremental snapshot of a table and wait for "
@@ -398,6 +406,8 @@ int RunCli(int argc, char** argv) {
     s = Consumers(dir, json);
   } else if (segments->parsed()) {
     s = Segments(dir, json);
+  } else if (stats->parsed()) {
+    s = RunStats(dir, prometheus);
   } else if (snapshot->parsed()) {
     s = RunSnapshot(dir, sf);
   } else if (snapshots->parsed()) {

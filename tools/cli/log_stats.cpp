@@ -1,0 +1,139 @@
+#include "log_stats.h"
+
+#include <sys/statvfs.h>
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cdc/base/time.h"
+#include "cdc/cursor/consumers.h"
+#include "cdc/log/log_dir.h"
+#include "cdc/log/reader.h"
+#include "cdc/log/snapshots.h"
+
+namespace cdc::logtool {
+
+namespace {
+
+class Exposition {
+ public:
+  // A metric family's HELP and TYPE, then its samples (Add).
+  void Family(const char* name, const char* type, const char* help) {
+    out_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name +
+            " " + type + "\n";
+  }
+  void Add(const std::string& name, double v, const std::string& labels = "") {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    out_ +=
+        name + (labels.empty() ? "" : "{" + labels + "}") + " " + buf + "\n";
+  }
+  const std::string& text() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Consumer names are [A-Za-z0-9._-]: nothing to escape in a label value.
+std::string Label(const char* k, const std::string& v) {
+  return std::string(k) + "=\"" + v + "\"";
+}
+
+}  // namespace
+
+Status RunStats(const std::string& dir, bool prometheus) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
+  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  CDC_ASSIGN_OR_RETURN(auto snaps, log::ListIncrementalSnapshots(dir));
+  uint64_t free_bytes = 0;
+  struct statvfs vfs;
+  if (statvfs(dir.c_str(), &vfs) == 0)
+    free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  const uint64_t last = sum.next_seq - 1;
+  std::map<std::string, int> by_state = {
+      {"pending", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
+  for (const auto& s : snaps) ++by_state[s.state];
+  const bool pos = sum.position.valid;
+  if (!prometheus) {
+    nlohmann::ordered_json j;
+    j["log_id"] = id.log_id;
+    j["segments"] = sum.segments;
+    j["bytes"] = sum.bytes;
+    j["free_bytes"] = free_bytes;
+    j["first_seq"] = sum.first_seq;
+    j["last_seq"] = last;
+    j["last_commit"] =
+        sum.has_commit ? nlohmann::ordered_json(FormatTimestamp(sum.last_time))
+                       : nlohmann::ordered_json();
+    j["position"] = pos ? nlohmann::ordered_json(FormatLsn(sum.position.lsn))
+                        : nlohmann::ordered_json();
+    nlohmann::ordered_json cs = nlohmann::ordered_json::array();
+    for (const auto& c : consumers)
+      cs.push_back({{"name", c.name},
+                    {"acked_seq", c.acked_seq},
+                    {"lag", last > c.acked_seq ? last - c.acked_seq : 0},
+                    {"expired", c.acked_seq + 1 < sum.first_seq}});
+    j["consumers"] = cs;
+    j["incremental_snapshots"] = by_state;
+    printf("%s\n", j.dump().c_str());
+    return Status::OK();
+  }
+  Exposition e;
+  const std::string log_label = Label("log_id", id.log_id);
+  e.Family("cdc_log_segments", "gauge", "Segment files of the log.");
+  e.Add("cdc_log_segments", static_cast<double>(sum.segments), log_label);
+  e.Family("cdc_log_bytes", "gauge", "Bytes of the log's segments.");
+  e.Add("cdc_log_bytes", static_cast<double>(sum.bytes), log_label);
+  e.Family("cdc_log_filesystem_free_bytes", "gauge",
+           "Free bytes of the log's file system (for unprivileged users).");
+  e.Add("cdc_log_filesystem_free_bytes", static_cast<double>(free_bytes),
+        log_label);
+  e.Family("cdc_log_first_seq", "gauge", "Earliest retained seq.");
+  e.Add("cdc_log_first_seq", static_cast<double>(sum.first_seq), log_label);
+  e.Family("cdc_log_last_seq", "gauge", "Seq of the last committed event.");
+  e.Add("cdc_log_last_seq", static_cast<double>(last), log_label);
+  e.Family("cdc_log_last_commit_timestamp_seconds", "gauge",
+           "Commit time of the log's last transaction.");
+  e.Add("cdc_log_last_commit_timestamp_seconds",
+        sum.has_commit ? static_cast<double>(sum.last_time) / 1e6 : 0,
+        log_label);
+  e.Family("cdc_log_position_timestamp_seconds", "gauge",
+           "When the log's source position was last recorded (commits and "
+           "keepalives).");
+  e.Add("cdc_log_position_timestamp_seconds",
+        pos ? static_cast<double>(sum.position_time) / 1e6 : 0, log_label);
+  e.Family("cdc_log_consumer_acked_seq", "gauge",
+           "Last seq the consumer acknowledged.");
+  for (const auto& c : consumers)
+    e.Add("cdc_log_consumer_acked_seq", static_cast<double>(c.acked_seq),
+          log_label + "," + Label("consumer", c.name));
+  e.Family("cdc_log_consumer_lag_events", "gauge",
+           "Committed events the consumer has not acknowledged.");
+  for (const auto& c : consumers)
+    e.Add("cdc_log_consumer_lag_events",
+          static_cast<double>(last > c.acked_seq ? last - c.acked_seq : 0),
+          log_label + "," + Label("consumer", c.name));
+  e.Family("cdc_log_consumer_expired", "gauge",
+           "1 when retention removed the consumer's next event.");
+  for (const auto& c : consumers)
+    e.Add("cdc_log_consumer_expired", c.acked_seq + 1 < sum.first_seq ? 1 : 0,
+          log_label + "," + Label("consumer", c.name));
+  e.Family("cdc_log_consumer_updated_timestamp_seconds", "gauge",
+           "When the consumer last acked, seeked or was created.");
+  for (const auto& c : consumers)
+    e.Add("cdc_log_consumer_updated_timestamp_seconds",
+          static_cast<double>(c.updated_us) / 1e6,
+          log_label + "," + Label("consumer", c.name));
+  e.Family("cdc_log_incremental_snapshots", "gauge",
+           "Incremental snapshot requests by state.");
+  for (const auto& [state, n] : by_state)
+    e.Add("cdc_log_incremental_snapshots", n,
+          log_label + "," + Label("state", state));
+  fputs(e.text().c_str(), stdout);
+  return Status::OK();
+}
+
+}  // namespace cdc::logtool

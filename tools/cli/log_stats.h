@@ -1,0 +1,16 @@
+// cdc-log stats: the log's figures in one go, for a script or for
+// Prometheus' node_exporter textfile collector (--prometheus).
+#pragma once
+
+#include <string>
+
+#include "cdc/base/status.h"
+
+namespace cdc::logtool {
+
+// Prints the log's extent, position and free disk, every consumer's acked
+// seq, lag and state, and the incremental snapshots by state: one JSON
+// object, or with `prometheus` the Prometheus text exposition format.
+Status RunStats(const std::string& dir, bool prometheus);
+
+}  // namespace cdc::logtool
