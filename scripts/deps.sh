@@ -23,7 +23,7 @@ PACKAGES=(
   libnats-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
   python3 procps time openssl man-db systemd
-  clang-14 libclang-rt-14-dev prometheus
+  clang-14 libclang-rt-14-dev prometheus gnuplot-nox
 )
 
 missing=()

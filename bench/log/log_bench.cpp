@@ -335,8 +335,11 @@ std::optional<int64_t> LineCommitTime(std::string_view line) {
 // test_decoding's text (from pg_recvlogical, the reference), until EOF and
 // prints the latency between each line's commit time and the moment it
 // arrived, as JSON. Cheap enough not to be the bottleneck it measures.
+// Also "series": [second, p50 ms, p99 ms] for each second of arrivals,
+// for a chart of latency over time.
 int StdinLatency() {
   std::vector<double> lat;
+  std::vector<std::pair<int64_t, double>> timed;  // (arrival µs, latency)
   std::string buf;
   char chunk[1 << 16];
   ssize_t n;
@@ -346,10 +349,24 @@ int StdinLatency() {
     size_t start = 0, nl;
     while ((nl = buf.find('\n', start)) != std::string::npos) {
       auto ts = LineCommitTime(std::string_view(buf).substr(start, nl - start));
-      if (ts) lat.push_back((now - *ts) / 1000.0);
+      if (ts) {
+        lat.push_back((now - *ts) / 1000.0);
+        timed.emplace_back(now, lat.back());
+      }
       start = nl + 1;
     }
     buf.erase(0, start);
+  }
+  nlohmann::ordered_json series = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < timed.size();) {
+    const int64_t second = (timed[i].first - timed[0].first) / 1000000;
+    std::vector<double> in;
+    for (; i < timed.size() &&
+           (timed[i].first - timed[0].first) / 1000000 == second;
+         ++i)
+      in.push_back(timed[i].second);
+    const Latency s = Summarize(std::move(in));
+    series.push_back({second, s.p50_ms, s.p99_ms});
   }
   const Latency l = Summarize(std::move(lat));
   nlohmann::ordered_json j;
@@ -359,6 +376,7 @@ int StdinLatency() {
     j["p99_ms"] = l.p99_ms;
     j["max_ms"] = l.max_ms;
   }
+  j["series"] = series;
   printf("%s\n", j.dump().c_str());
   return 0;
 }

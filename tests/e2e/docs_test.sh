@@ -84,3 +84,25 @@ for n in $names; do
     fail "alerts.yml names $n, which no tool writes"
 done
 ok "contrib/prometheus/alerts.yml: promtool accepts it; its $(echo "$names" | wc -l) metrics exist"
+
+# Every exit code in the README's table is described in a man page's EXIT
+# STATUS section.
+python3 - "$ROOT" <<'PY' || fail "exit codes"
+import glob, re, sys
+root = sys.argv[1]
+readme = open(root + "/README.md").read()
+table = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+codes = sorted({int(c) for c in re.findall(r"(?:^|· )(\d{1,2}) ", table, re.M)})
+assert {0, 1, 10, 11, 64, 65, 66, 69, 70, 73, 74, 75, 77, 78} <= set(codes), codes
+described = set()
+for page in glob.glob(root + "/man/*.[15]"):
+    text = open(page).read()
+    if ".SH EXIT STATUS" not in text:
+        continue
+    section = text.split(".SH EXIT STATUS", 1)[1].split("\n.SH ", 1)[0]
+    described |= {int(c) for c in re.findall(r"^\.B (\d+)$", section, re.M)}
+missing = [c for c in codes if c not in described]
+assert not missing, f"README exit codes no man page describes: {missing}"
+print(f"{len(codes)} exit codes")
+PY
+ok "every exit code of the README's table is in a man page's EXIT STATUS"
