@@ -21,14 +21,22 @@ while [ $# -gt 0 ]; do
     *) TARGETS+=("$1"); shift ;;
   esac
 done
-scripts/deps.sh
 JOBS=${JOBS:-$(nproc)}
-B="$ROOT/build-fuzz"
-mkdir -p "$B"
+# FUZZ_BUILD: a build directory configured with -DCDC_FUZZ=ON already (as
+# scripts/test.sh's build-san is); else build-fuzz is made here.
+if [ -n "${FUZZ_BUILD:-}" ]; then
+  B=$FUZZ_BUILD
+else
+  scripts/deps.sh
+  B="$ROOT/build-fuzz"
+  mkdir -p "$B"
+  t0=$SECONDS
+  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCDC_FUZZ=ON -DCDC_TESTS=OFF > "$B.configure.log" 2>&1 ||
+    { cat "$B.configure.log"; exit 1; }
+  echo "--- configured $B: $((SECONDS - t0)) s"
+fi
 t0=$SECONDS
-CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCDC_FUZZ=ON -DCDC_TESTS=OFF > "$B.configure.log" 2>&1 ||
-  { cat "$B.configure.log"; exit 1; }
 cmake --build "$B" -j"$JOBS" --target fuzzers
 echo "--- build $B: $((SECONDS - t0)) s"
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=($(sed -n 's/^  \(fuzz_[a-z_ ]*\).*/\1/p' fuzz/CMakeLists.txt | tr ' ' '\n' | grep fuzz_))

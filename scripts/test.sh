@@ -2,8 +2,10 @@
 # Runs every test: installs dependencies (as root), builds with -Werror,
 # runs the unit tests, the end-to-end tests on the built binaries, the
 # integration tests on PostgreSQL 15 (Debian) and 18, a smoke set of them on
-# 16 and 17 (servers from scripts/pg-fetch.sh), and the unit tests again in
-# an ASan+UBSan build. Prints each test's time, then one summary line.
+# 16 and 17 (servers from scripts/pg-fetch.sh), the chaos harness (short),
+# and in a clang ASan+UBSan build the unit tests, some end-to-end and
+# integration tests again and each fuzz target briefly. Prints each test's
+# time, then one summary line.
 #   scripts/test.sh            everything
 #   SKIP_SANITIZE=1 scripts/test.sh   skip the sanitizer build
 #   CDC_PG_VERSIONS="16 17 18" scripts/test.sh   the other servers to test
@@ -74,18 +76,33 @@ for v in $PG_VERSIONS; do
   done
 done
 
+# The chaos harness, short (tests/chaos/run.sh --seconds 1800 is the long
+# mode).
+run "chaos (${CHAOS_SECONDS:-120} s)" env BIN="$ROOT/build/tools" \
+  bash tests/chaos/run.sh --seconds "${CHAOS_SECONDS:-120}"
+
 if [ -z "${SKIP_SANITIZE:-}" ]; then
-  mkdir -p build-asan
-  build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=Debug -DCDC_SANITIZE=ON
-  run "unit tests (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build-asan/tests/cdc_tests
+  # One clang build with ASan and UBSan serves the unit tests, the tools of
+  # the sanitized end-to-end and integration runs, and the fuzz targets
+  # (with libFuzzer's coverage too).
+  mkdir -p build-san
+  CC=clang-14 CXX=clang++-14 build "$ROOT/build-san" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDC_FUZZ=ON
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  run "unit tests (ASan+UBSan)" build-san/tests/cdc_tests
   for t in cli hostile; do
-    run "e2e $t (ASan+UBSan)" env BIN="$ROOT/build-asan/tools" bash "tests/e2e/${t}_test.sh"
+    run "e2e $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" bash "tests/e2e/${t}_test.sh"
   done
   for t in capture_types capture_ops capture_restart; do
-    run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-asan/tools" \
+    run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" \
       bash "tests/integration/${t}_test.sh"
   done
+  # Each fuzz target briefly on its corpus (scripts/fuzz.sh --seconds 600
+  # is the long run).
+  run "fuzz (${FUZZ_SECONDS:-5} s each)" env FUZZ_BUILD="$ROOT/build-san" \
+    scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-5}"
+  unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
 echo

@@ -42,7 +42,15 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
 }
 
-bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
+int DaysInMonth(int y, int m) {
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+}  // namespace
+
+bool ParseDigits(std::string_view s, size_t pos, size_t n, int* out) {
   if (pos + n > s.size()) return false;
   int v = 0;
   for (size_t i = pos; i < pos + n; ++i) {
@@ -52,14 +60,6 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
   *out = v;
   return true;
 }
-
-int DaysInMonth(int y, int m) {
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : kDays[m - 1];
-}
-
-}  // namespace
 
 std::string FormatTimestamp(int64_t us) {
   // Floor division by remainders: negating `us` would overflow at INT64_MIN
@@ -107,8 +107,8 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
                          "\" (expected e.g. 2026-11-29T07:41:02Z)");
   };
   int y, mo, d, h = 0, mi = 0, se = 0;
-  if (!Digits(s, 0, 4, &y) || s.size() < 10 || s[4] != '-' ||
-      !Digits(s, 5, 2, &mo) || s[7] != '-' || !Digits(s, 8, 2, &d))
+  if (!ParseDigits(s, 0, 4, &y) || s.size() < 10 || s[4] != '-' ||
+      !ParseDigits(s, 5, 2, &mo) || s[7] != '-' || !ParseDigits(s, 8, 2, &d))
     return bad();
   if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo)) return bad();
   size_t p = 10;
@@ -117,12 +117,12 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
   if (p < s.size()) {
     if (s[p] != 'T' && s[p] != 't' && s[p] != ' ') return bad();
     ++p;
-    if (!Digits(s, p, 2, &h) || p + 2 >= s.size() || s[p + 2] != ':' ||
-        !Digits(s, p + 3, 2, &mi))
+    if (!ParseDigits(s, p, 2, &h) || p + 2 >= s.size() || s[p + 2] != ':' ||
+        !ParseDigits(s, p + 3, 2, &mi))
       return bad();
     p += 5;
     if (p < s.size() && s[p] == ':') {
-      if (!Digits(s, p + 1, 2, &se)) return bad();
+      if (!ParseDigits(s, p + 1, 2, &se)) return bad();
       p += 3;
     }
     if (h > 23 || mi > 59 || se > 60) return bad();
@@ -142,11 +142,11 @@ Result<int64_t> ParseTimestamp(std::string_view s) {
       ++p;
     } else if (s[p] == '+' || s[p] == '-') {
       int oh, om;
-      if (!Digits(s, p + 1, 2, &oh)) return bad();
+      if (!ParseDigits(s, p + 1, 2, &oh)) return bad();
       size_t q = p + 3;
       if (q < s.size() && s[q] == ':') ++q;
       // RFC 3339's time-numoffset: hours 00-23, minutes 00-59.
-      if (!Digits(s, q, 2, &om) || oh > 23 || om > 59) return bad();
+      if (!ParseDigits(s, q, 2, &om) || oh > 23 || om > 59) return bad();
       offset_s = (oh * 3600 + om * 60) * (s[p] == '-' ? -1 : 1);
       p = q + 2;
     } else {

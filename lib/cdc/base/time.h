@@ -16,6 +16,9 @@ int64_t MonoMicros();
 
 // "2026-11-29T07:41:02.123456Z".
 std::string FormatTimestamp(int64_t unix_micros);
+// The decimal number of exactly `n` digits at s[pos]; false if any is not
+// a digit or the text ends first.
+bool ParseDigits(std::string_view s, size_t pos, size_t n, int* out);
 // Accepts RFC 3339 / ISO 8601: date, 'T' or ' ', time with optional fraction
 // (up to 9 digits, truncated to µs), and 'Z' or a ±HH:MM offset (hours
 // 00-23, minutes 00-59, as RFC 3339 allows). A bare date means midnight UTC.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cdc/base/time.h"
 #include "cdc/event/debezium_internal.h"
 #include "cdc/event/debezium_values.h"
 
@@ -52,23 +53,13 @@ constexpr int64_t kTimestampMinusInfinityUs = -9223372036832400000;
 static_assert(kTimestampInfinityUs % 1000 == 0 &&
               kTimestampMinusInfinityUs % 1000 == 0);
 
-bool Digits(std::string_view s, size_t at, size_t n, int* v) {
-  if (at + n > s.size()) return false;
-  int x = 0;
-  for (size_t i = at; i < at + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    x = x * 10 + (s[i] - '0');
-  }
-  *v = x;
-  return true;
-}
-
 // "YYYY-MM-DD" (4-digit years, as the log stores 0000 to 9999): days
 // since the epoch.
 bool ParseDate(std::string_view s, int64_t* days) {
   int y, m, d;
-  if (s.size() < 10 || s[4] != '-' || s[7] != '-' || !Digits(s, 0, 4, &y) ||
-      !Digits(s, 5, 2, &m) || !Digits(s, 8, 2, &d))
+  if (s.size() < 10 || s[4] != '-' || s[7] != '-' ||
+      !ParseDigits(s, 0, 4, &y) || !ParseDigits(s, 5, 2, &m) ||
+      !ParseDigits(s, 8, 2, &d))
     return false;
   *days = DaysFromCivil(y, m, d);
   return true;
@@ -85,7 +76,8 @@ size_t DateLength(std::string_view s) {
   const size_t n = i - y;
   int m, d;
   if ((y == 0 ? n != 4 : n < 5) || i + 6 > s.size() || s[i] != '-' ||
-      s[i + 3] != '-' || !Digits(s, i + 1, 2, &m) || !Digits(s, i + 4, 2, &d))
+      s[i + 3] != '-' || !ParseDigits(s, i + 1, 2, &m) ||
+      !ParseDigits(s, i + 4, 2, &d))
     return 0;
   return i + 6;
 }
@@ -93,8 +85,8 @@ size_t DateLength(std::string_view s) {
 // "HH:MM:SS[.ffffff]" at s[0]: µs since midnight; *end past it.
 bool ParseClock(std::string_view s, int64_t* us, size_t* end) {
   int h, mi, se;
-  if (s.size() < 8 || s[2] != ':' || s[5] != ':' || !Digits(s, 0, 2, &h) ||
-      !Digits(s, 3, 2, &mi) || !Digits(s, 6, 2, &se))
+  if (s.size() < 8 || s[2] != ':' || s[5] != ':' || !ParseDigits(s, 0, 2, &h) ||
+      !ParseDigits(s, 3, 2, &mi) || !ParseDigits(s, 6, 2, &se))
     return false;
   int64_t frac = 0;
   size_t i = 8;
@@ -206,7 +198,7 @@ bool ParseInterval(std::string_view s, IntervalFields* f) {
     int minutes;
     if (colon == h0 || !JavaParseInt(tok.substr(h0, colon - h0), &hours) ||
         tok.size() < colon + 6 || tok[colon + 3] != ':' ||
-        !Digits(tok, colon + 1, 2, &minutes))
+        !ParseDigits(tok, colon + 1, 2, &minutes))
       return false;
     std::string_view sec = tok.substr(colon + 4);
     if (sec.size() < 2 || sec[0] < '0' || sec[0] > '9') return false;
@@ -283,9 +275,11 @@ bool AppendTimeValue(std::string_view s, uint32_t oid, int32_t typmod,
         return false;
       int oh = 0, om = 0, os = 0;
       std::string_view z = s.substr(end + 1);
-      if (!Digits(z, 0, 2, &oh)) return false;
-      if (z.size() >= 5 && z[2] == ':' && !Digits(z, 3, 2, &om)) return false;
-      if (z.size() >= 8 && z[5] == ':' && !Digits(z, 6, 2, &os)) return false;
+      if (!ParseDigits(z, 0, 2, &oh)) return false;
+      if (z.size() >= 5 && z[2] == ':' && !ParseDigits(z, 3, 2, &om))
+        return false;
+      if (z.size() >= 8 && z[5] == ':' && !ParseDigits(z, 6, 2, &os))
+        return false;
       int64_t off = ((oh * 60 + om) * 60 + os) * int64_t{1000000};
       if (s[end] == '-') off = -off;
       const int64_t day = 86400 * int64_t{1000000};
