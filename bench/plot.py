@@ -18,7 +18,7 @@ log, cap, red, nat, bak, snap = (load(n) for n in
                                  ("log", "capture", "redis", "nats", "backup", "snapshot"))
 rows = []  # (label, ratio to peer or limit, target)
 for r in cap["drain"]:
-    rows.append((f"capture {r['workload'][2:]} {r['transport']}\\nvs pg\\_recvlogical",
+    rows.append((f"capture {r['workload'][2:]} {r['transport']}\\nvs pg_recvlogical",
                  r["ratio"], 0.9))
 red_j = red
 rows.append(("redis stream\\nvs redis-benchmark", red_j["stream_ratio"], 0.5))
@@ -42,7 +42,7 @@ with open(os.path.join(d, "latency.dat"), "w") as f:
         y = b[i] if i < len(b) else [i, "NaN", "NaN"]
         f.write(f"{i} {x[1]} {x[2]} {y[1]} {y[2]}\n")
 script = f"""
-set terminal pngcairo size 1200,560 font "sans,10"
+set terminal pngcairo size 1200,560 font "sans,10" noenhanced
 set output "{d}/throughput.png"
 set title "Throughput against each peer or limit (1.0 = as fast), with targets"
 set style fill solid 0.6
