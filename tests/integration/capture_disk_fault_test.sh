@@ -41,8 +41,16 @@ fault() {
   sleep 0.7
   kill -0 "$CAP" 2>/dev/null || fail "capture died early: $(cat "$T/capture.err")"
   echo "$2" > "$F/.tmp" && mv "$F/.tmp" "$F/$1"  # whole, never half-written
+  # The workload may have finished by now: a lone logical message makes
+  # capture write a segment whether or not it still commits (the check
+  # skips messages).
   local rc=0
-  for _ in $(seq 100); do kill -0 "$CAP" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 100); do
+    kill -0 "$CAP" 2>/dev/null || break
+    psql_q -c "SELECT pg_logical_emit_message(false, 'fault', '$1')" \
+      > /dev/null 2>&1 || true
+    sleep 0.1
+  done
   kill -0 "$CAP" 2>/dev/null && fail "$1 $2: capture still runs"
   wait "$CAP" || rc=$?
   rm -f "$F/$1"
