@@ -6,6 +6,7 @@
 # capture resumes, and the transactions committed since arrive exactly once.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
+as_least_privilege
 psql_q -c "CREATE TABLE t (id int PRIMARY KEY, v text)"
 capture --exit-when-idle  # slot and publication exist before any change
 ins() { psql_q -c "INSERT INTO t SELECT g, 'v' || g FROM generate_series($1, $2) g"; }

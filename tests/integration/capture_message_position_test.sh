@@ -6,6 +6,7 @@
 # acknowledge past the transaction, nor skip it when it resumes.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
+as_least_privilege
 psql_q -c "CREATE TABLE t (id int PRIMARY KEY, v text)"
 capture --exit-when-idle  # creates the publication and the slot
 

@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.sh"
 source "$HERE/wl.sh"
 pg_start "$T"
 wl_schema
+as_least_privilege a,b,c
 capture --tables a,b,c --exit-when-idle
 capture_bg --reconnect-max 60 --status-interval 1
 at_exit "kill -9 $CAP"

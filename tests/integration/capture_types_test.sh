@@ -2,6 +2,7 @@
 # Every column type and DML shape arrives as DESIGN.md's event format says.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
+as_least_privilege
 psql_q <<'SQL'
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 CREATE DOMAIN posint AS integer CHECK (VALUE > 0);

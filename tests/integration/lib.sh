@@ -29,3 +29,25 @@ wait_slot() {
   done
   return 1
 }
+
+# as_least_privilege [TABLE,...]: from here on capture connects as
+# cdc_least, the least-privilege role of cdc-capture(1): LOGIN REPLICATION
+# and SELECT on the published tables, no superuser. The tables' owner makes
+# the publication beforehand, as capture would (of the listed tables, or of
+# all tables with SELECT on those made later too).
+as_least_privilege() {
+  local what="ALL TABLES" with="publish_via_partition_root = true"
+  [ -n "${1:-}" ] && what="TABLE $1"
+  [ "$PG_MAJOR" -ge 18 ] && with+=", publish_generated_columns = stored"
+  psql_q <<SQL
+CREATE ROLE cdc_least LOGIN REPLICATION;
+CREATE PUBLICATION cdc FOR $what WITH ($with);
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO cdc_least;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO cdc_least;
+SQL
+  [ "$(psql_q -c "SELECT rolsuper OR rolcreatedb OR rolcreaterole FROM pg_roles WHERE rolname = 'cdc_least'")" = f ] ||
+    fail "cdc_least has more than the least privilege"
+  CDC_TEST_DSN=${CDC_TEST_DSN/user=postgres/user=cdc_least}
+  [[ $CDC_TEST_DSN == *user=cdc_least* ]] || fail "no user in $CDC_TEST_DSN"
+  export CDC_TEST_DSN
+}

@@ -7,6 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$HERE/../../scripts/redis.sh"
 pg_start "$T"
+as_least_privilege
 redis_start "$T"
 at_exit redis_stop
 psql_q <<'SQL'

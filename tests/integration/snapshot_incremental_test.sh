@@ -21,6 +21,7 @@ snapshot_schema "$ROWS"
 psql_q -c "CREATE TABLE nopk (x int)" \
   -c "CREATE TABLE ping (id serial PRIMARY KEY, at timestamptz DEFAULT clock_timestamp())"
 TABLES=a,b,c,nopk,ping
+as_least_privilege "$TABLES"
 # The slot and publication, without an initial snapshot: every row the
 # tables hold now reaches the log only through the incremental snapshots.
 capture --tables "$TABLES" --snapshot never --exit-when-idle

@@ -11,6 +11,7 @@ ROWS=${SNAP_KILL_ROWS:-30000}
 KILLS=${SNAP_KILLS:-1}
 pg_start "$T"
 snapshot_schema "$ROWS"
+as_least_privilege a,b,c
 python3 "$HERE/snap_workload.py" "$ROWS" "${SNAP_TXNS:-600}" 5 > "$T/work.sql"
 psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &
 work=$!
