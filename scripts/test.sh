@@ -76,8 +76,8 @@ for v in $PG_VERSIONS; do
   done
 done
 
-# The chaos harness, short (tests/chaos/run.sh --seconds 1800 is the long
-# mode).
+# The chaos harness, short (tests/chaos/run.sh --seconds 1000 --pace 0.25
+# --backup-every 20 is the long mode).
 run "chaos (${CHAOS_SECONDS:-120} s)" env BIN="$ROOT/build/tools" \
   bash tests/chaos/run.sh --seconds "${CHAOS_SECONDS:-120}"
 

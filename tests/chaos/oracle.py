@@ -14,11 +14,16 @@ import json
 import os
 import re
 import sys
+from array import array
 
 d, sock = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
 from redis_model import Redis  # noqa: E402
 
+# A long run's log holds millions of events and each backup a copy of much
+# of it: nothing here holds all events at once. The copies are compared by
+# a digest per seq, then one pass in seq order over the merged copies
+# gathers what every check needs, and per-seq facts live in flat arrays.
 problems = []
 
 
@@ -27,52 +32,128 @@ def problem(msg):
     print("PROBLEM: " + msg)
 
 
-def load(path):
-    return [json.loads(l) for l in open(path)]
-
-
 def lsn(s):
     hi, lo = s.split("/")
     return int(hi, 16) << 32 | int(lo, 16)
 
 
+def seq_of(line):
+    if line.startswith('{"seq":'):
+        return int(line[7:line.index(",", 7)])
+    return json.loads(line)["seq"]
+
+
+class Flat:
+    """A per-seq array (seq 1..n) that grows as seqs are seen."""
+
+    def __init__(self, code, fill=0):
+        self.a, self.fill = array(code), fill
+
+    def _grow(self, seq):
+        if seq >= len(self.a):
+            self.a.extend([self.fill] * (seq + 1 - len(self.a) + (1 << 16)))
+
+    def __getitem__(self, seq):
+        return self.a[seq] if seq < len(self.a) else self.fill
+
+    def __setitem__(self, seq, v):
+        self._grow(seq)
+        self.a[seq] = v
+
+
 # --- the log: the backups' events and the retained ones agree ------------
-by_seq = {}
-sources = [("live", load(os.path.join(d, "live.ndjson")))]
-for p in sorted(glob.glob(os.path.join(d, "backup.*.ndjson")),
-                key=lambda p: int(p.split(".")[-2])):
-    sources.append((os.path.basename(p), load(p)))
-for name, evs in sources:
-    seqs = [e["seq"] for e in evs]
-    if seqs != list(range(seqs[0], seqs[0] + len(seqs))) if seqs else False:
-        problem(f"{name}: seqs not dense")
-    for e in evs:
-        old = by_seq.setdefault(e["seq"], e)
-        if old != e:
-            problem(f"{name}: seq {e['seq']} differs from another copy")
-backups = [s for s in sources if s[0] != "live"]
-# A backup restores the log as it was (from its earliest retained event):
-# each one's events are the log's for the same seqs (checked above), and
-# together with the retained log they cover it from seq 1.
-events = [by_seq[s] for s in sorted(by_seq)]
-if [e["seq"] for e in events] != list(range(1, len(events) + 1)):
+sources = [os.path.join(d, "live.ndjson")]
+sources += sorted(glob.glob(os.path.join(d, "backup.*.ndjson")),
+                  key=lambda p: int(p.split(".")[-2]))
+digest = Flat("q")
+have = Flat("b")
+spans = []  # (first, last, path) of each copy
+for path in sources:
+    name, first, prev = os.path.basename(path), None, None
+    with open(path) as f:
+        for line in f:
+            seq = seq_of(line)
+            if prev is not None and seq != prev + 1:
+                problem(f"{name}: seqs not dense at {seq} (after {prev})")
+                prev = None
+            first = seq if first is None else first
+            prev = seq
+            h = hash(line)
+            if have[seq]:
+                if digest[seq] != h:
+                    problem(f"{name}: seq {seq} differs from another copy")
+            else:
+                have[seq], digest[seq] = 1, h
+    if first is not None:
+        spans.append((first, prev, path))
+backups = len(sources) - 1
+n_events = 0
+while have[n_events + 1]:
+    n_events += 1
+if any(have[s] for s in range(n_events + 1, len(have.a))):
     problem("the backups and the retained log leave a gap")
+del digest
+
+
+def events():
+    """Every event, in seq order, from the copies that cover it."""
+    want = 1
+    for first, last, path in sorted(spans):
+        if last < want:
+            continue
+        with open(path) as f:
+            for line in f:
+                seq = seq_of(line)
+                if seq == want:
+                    yield json.loads(line)
+                    want += 1
+                if want > n_events:
+                    return
+
+
+# One pass: transactions, the tables replayed, and the kind of each seq
+# (0 none, 1-3 a change of a, b, c, 4 a schema event, 5 anything else).
+KIND = {"a": 1, "b": 2, "c": 3}
+kind = Flat("b")
+txns = []  # [xid, lsn, has changes] in log order
+open_txn = False
+tables = {"a": {}, "b": {}, "c": {}}
+for e in events():
+    op = e["op"]
+    if op == "s":
+        kind[e["seq"]] = 4
+    elif op in "cudtr" and e.get("table") in tables:
+        kind[e["seq"]] = KIND[e["table"]]
+    else:
+        kind[e["seq"]] = 5
+    if not (op == "m" and e["xid"] == 0):  # a lone message: no transaction
+        if not open_txn or txns[-1][0] != e["xid"] or txns[-1][1] != e["lsn"]:
+            txns.append([e["xid"], e["lsn"], False])
+        if op != "m":
+            txns[-1][2] = True
+        open_txn = not e.get("last")
+    if op not in "cudtr" or e.get("table") not in tables:
+        continue
+    t = tables[e["table"]]
+    if op == "t":
+        t.clear()
+    elif op == "d":
+        t.pop(e["key"]["id"], None)
+    else:
+        a = e["after"]
+        if op == "u" and e["key"]["id"] != a["id"]:
+            t.pop(e["key"]["id"], None)
+        old = t.get(a["id"], (None, None))
+        note = old[1] if "note" in e.get("unchanged", []) else a["note"]
+        t[a["id"]] = (a["v"], note)
+kind[n_events + 1] = 0
+ka = kind.a  # indexed directly in the loops over every seq below
 
 # --- every committed transaction once, in commit order ------------------
 committed = {}
 for line in open(os.path.join(d, "wl.tsv")):
     n, xid = line.split()
     committed[int(xid) & 0xFFFFFFFF] = int(n)
-txns = []  # [xid, lsn, changes rows] in log order
-open_txn = False
-for e in events:
-    if e["op"] == "m" and e["xid"] == 0:
-        continue  # a lone message is no transaction of the workload's
-    if not open_txn or txns[-1][0] != e["xid"] or txns[-1][1] != e["lsn"]:
-        txns.append([e["xid"], e["lsn"], False])
-    if e["op"] != "m":
-        txns[-1][2] = True
-    open_txn = not e.get("last")
 # Transactions of messages alone (the harness's "end") are not the
 # workload's.
 xids = [t[0] for t in txns if t[0] != 0 and t[2]]
@@ -88,6 +169,7 @@ if extra:
 lsns = [lsn(t[1]) for t in txns]
 if any(a >= b for a, b in zip(lsns, lsns[1:])):
     problem("transactions out of commit order")
+del lsns, txns
 
 # --- against the WAL: test_decoding's transactions that touched a, b, c --
 peer = []
@@ -113,23 +195,6 @@ if peer != xids:
             f"{len(xids)} from #{first}: {peer[first:first + 3]} vs {xids[first:first + 3]}")
 
 # --- replaying the log reproduces the tables -----------------------------
-tables = {"a": {}, "b": {}, "c": {}}
-for e in events:
-    if e["op"] not in "cudtr" or e.get("table") not in tables:
-        continue
-    t = tables[e["table"]]
-    op = e["op"]
-    if op == "t":
-        t.clear()
-    elif op == "d":
-        t.pop(e["key"]["id"], None)
-    else:
-        a = e["after"]
-        if op == "u" and e["key"]["id"] != a["id"]:
-            t.pop(e["key"]["id"], None)
-        old = t.get(a["id"], (None, None))
-        note = old[1] if "note" in e.get("unchanged", []) else a["note"]
-        t[a["id"]] = (a["v"], note)
 want = {}
 for name in tables:
     rows = {}
@@ -161,39 +226,74 @@ for name, rows in want.items():
         if got.get("v") != str(v) or got.get("note") != note:
             problem(f"Redis hash cdc:public.{name}:[{i}] differs")
             break
-# The streams: each event once (the entry id is its seq).
+# The streams: each event once (the entry id is its seq), read in pages.
 stream_dups = 0
 for name in tables:
-    entries = r.cmd("XRANGE", f"chaos:public.{name}", "-", "+") or []
-    seqs = [int(e[0].split("-")[0]) for e in entries]
-    stream_dups += len(seqs) - len(set(seqs))
-    expect = {e["seq"] for e in events if e.get("table") == name and e["op"] in "cudtr"}
-    extra_seqs = set(seqs) - expect - {e["seq"] for e in events if e["op"] == "s"}
-    if not expect <= set(seqs) or extra_seqs:
-        problem(f"Redis stream of {name}: {len(expect - set(seqs))} missing, {len(extra_seqs)} extra")
+    seen = bytearray(n_events + 2)
+    extra_seqs = 0
+    start = "-"
+    while True:
+        entries = r.cmd("XRANGE", f"chaos:public.{name}", start, "+", "COUNT", 10000) or []
+        for entry in entries:
+            seq = int(entry[0].split("-")[0])
+            if seq > n_events or ka[seq] not in (KIND[name], 4):
+                extra_seqs += 1
+            elif seen[seq]:
+                stream_dups += 1
+            else:
+                seen[seq] = 1
+        if len(entries) < 10000:
+            break
+        start = "(" + entries[-1][0]
+    lost = sum(1 for s in range(1, n_events + 1) if ka[s] == KIND[name] and not seen[s])
+    if lost or extra_seqs:
+        problem(f"Redis stream of {name}: {lost} missing, {extra_seqs} extra")
 if stream_dups:
     problem(f"{stream_dups} events twice in the Redis streams")
 
 # --- the NATS stream holds each event once, in order ---------------------
-nats = [int(l.split()[2]) for l in open(os.path.join(d, "nats.txt")) if l.strip()]
-nats_dups = len(nats) - len(set(nats))
-if nats != sorted(set(nats)):
+in_nats = bytearray(n_events + 2)
+nats_dups = nats_extra = 0
+prev, ordered = 0, True
+with open(os.path.join(d, "nats.txt")) as f:
+    for line in f:
+        if not line.strip():
+            continue
+        seq = int(line.split()[2])
+        ordered = ordered and seq > prev
+        prev = max(prev, seq)
+        if seq < 1 or seq > n_events:
+            nats_extra += 1
+        elif in_nats[seq]:
+            nats_dups += 1
+        else:
+            in_nats[seq] = 1
+if not ordered:
     problem(f"the NATS stream is not each seq once, in order ({nats_dups} repeats)")
-if set(nats) != set(by_seq):
-    problem(f"the NATS stream: {len(set(by_seq) - set(nats))} events missing, "
-            f"{len(set(nats) - set(by_seq))} extra")
+nats_missing = n_events - sum(in_nats)
+if nats_missing or nats_extra:
+    problem(f"the NATS stream: {nats_missing} events missing, {nats_extra} extra")
+del in_nats
 
 # --- the pipeline saw every event (at least once) ------------------------
-handled = [int(l) for l in open(os.path.join(d, "handled.txt")) if l.strip()]
-expect = {e["seq"] for e in events if e["op"] != "s"}
-if not expect <= set(handled):
-    problem(f"the pipeline never handled {len(expect - set(handled))} events")
-repeats = len(handled) - len(set(handled))
+handled = bytearray(n_events + 2)
+repeats = 0
+with open(os.path.join(d, "handled.txt")) as f:
+    for line in f:
+        if not line.strip():
+            continue
+        seq = int(line)
+        if 1 <= seq <= n_events:
+            repeats += handled[seq]
+            handled[seq] = 1
+never = sum(1 for s in range(1, n_events + 1) if ka[s] != 4 and not handled[s])
+if never:
+    problem(f"the pipeline never handled {never} events")
 
 actions = dict(l.split() for l in open(os.path.join(d, "actions.txt")) if l.strip())
 kills = sum(int(v) for k, v in actions.items() if k.startswith(("kill", "term")))
 restarts = sum(int(v) for k, v in actions.items() if "restart" in k or k == "nats_node_kill")
-print(f"transactions {len(xids)}, events {len(events)}, backups {len(backups)} "
+print(f"transactions {len(xids)}, events {n_events}, backups {backups} "
       f"(all verified and restored)")
 print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(actions.items())))
 print(f"kills {kills}, server restarts {restarts}")

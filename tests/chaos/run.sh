@@ -3,14 +3,20 @@
 # processes and servers die, then an oracle.
 #
 #   BIN=build/tools tests/chaos/run.sh [--seconds 240] [--seed N]
+#                                      [--pace F] [--backup-every S]
+#                                      [--self-test]
+#
+# The long mode for releases: --seconds 1000 --pace 0.25 --backup-every 20
+# (actions four times as often, a backup at most every 20 s so that the
+# oracle's restores stay linear in the run's length).
 #
 # Running, each restarted by a supervisor loop (as systemd would) whenever
 # it exits: cdc-capture, cdc-redis in hash and in stream mode, cdc-nats
 # into an R3 stream of a 3-node JetStream cluster, and a consumer pipeline
 # cdc-tail -c pipe -f | handler | cdc-ack -c pipe. The workload
-# (workload.py) reconnects when PostgreSQL goes away. Every 0.2-1.2 s the
-# harness does one of: SIGKILL or SIGTERM capture, SIGKILL a sink or the
-# pipeline, restart PostgreSQL (fast or immediate), SIGKILL and restart
+# (workload.py) reconnects when PostgreSQL goes away. Every 0.2-1.2 s
+# (times --pace) the harness does one of: SIGKILL or SIGTERM capture,
+# SIGKILL a sink or the pipeline, restart PostgreSQL (fast or immediate), SIGKILL and restart
 # Redis, SIGKILL a NATS node and restart it later, take an incremental
 # backup, or take one and then apply retention (only as far as every
 # consumer has acked: retention does not wait for consumers, so the
@@ -21,26 +27,41 @@
 # the NATS stream, the pipeline's handled events and every backup. It
 # prints the figures; events lost or duplicated in the log or a sink must
 # be 0 (the pipeline is at-least-once: its repeats are counted, not
-# failed).
+# failed). --self-test first runs the oracle on copies of what it reads,
+# each with one planted fault (an event lost or changed, a transaction
+# missing, a table row, a repeat or gap in NATS, an event the pipeline
+# missed, a transaction only the WAL has), and fails unless it names each.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 SECS=240
 SEED=$RANDOM
+PACE=1
+BACKUP_EVERY=0
+SELF_TEST=0
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
+    --pace) PACE=$2; shift 2 ;;
+    --backup-every) BACKUP_EVERY=$2; shift 2 ;;
+    --self-test) SELF_TEST=1; shift ;;
     *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
   esac
 done
+[[ $SECS =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ && $BACKUP_EVERY =~ ^[0-9]+$ &&
+   $PACE =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "run.sh: bad flag value" >&2; exit 64; }
 CDC_TEST_KIND=chaos
+# The NATS stream keeps every event of the run on each node, and a node
+# restarted late in a long run rebuilds its store and catches up.
+export NATS_MAX_FILE_STORE=${NATS_MAX_FILE_STORE:-24G}
+export NATS_START_TIMEOUT=${NATS_START_TIMEOUT:-120}
 source "$ROOT/tests/common.sh"
 source "$ROOT/scripts/pg.sh"
 source "$ROOT/scripts/redis.sh"
 source "$ROOT/scripts/nats.sh"
 PROBE="$BIN/../bench/cdc-nats-probe"
-echo "chaos: seed $SEED, $SECS s"
+echo "chaos: seed $SEED, $SECS s, pace $PACE"
 RANDOM=$SEED
 stop_all() {
   touch "$T/stop" "$T/stop-workload"
@@ -105,7 +126,9 @@ sup pipe pipeline
 
 # The workload, in batches of 50 lines, each run until psql gets through it
 # (a batch cut by a restart of PostgreSQL is run again).
-python3 "$HERE/workload.py" 1 200000 "$SEED" > "$T/work.sql"
+# Enough lines that the workload runs for the whole run (about 230
+# transactions a second here).
+python3 "$HERE/workload.py" 1 $((SECS > 400 ? SECS * 500 : 200000)) "$SEED" > "$T/work.sql"
 split -l 50 -d -a 5 "$T/work.sql" "$T/batch."
 (
   for f in "$T"/batch.*; do
@@ -150,15 +173,17 @@ for s in segs[:-1]:
 print(len(segs) - gone + 4)")
   cdc-log retain --log "$L" --max-segments "$keep" > /dev/null && count retain
 }
+last_backup=-1000000
 backup() {
+  [ $((SECONDS - last_backup)) -ge "$BACKUP_EVERY" ] || return 1
   cdc-backup create --log "$L" --out-dir "$T/backups" --incremental latest -q 2>> "$T/backup.err" &&
-    count backup
+    count backup && last_backup=$SECONDS
 }
 mkdir -p "$T/backups"
 down_node=0
 end=$((SECONDS + SECS))
 while [ $SECONDS -lt $end ]; do
-  sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.2 + (r % 100) / 100 }')"
+  sleep "$(awk -v r=$RANDOM -v p="$PACE" 'BEGIN { printf "%.3f", p * (0.2 + (r % 100) / 100) }')"
   case $((RANDOM % 20)) in
     0 | 1 | 2) killall9 "cdc-capture --log $L" kill_capture ;;
     3) pkill -TERM -f "cdc-capture --log $L" 2>/dev/null && count term_capture || true ;;
@@ -177,7 +202,7 @@ while [ $SECONDS -lt $end ]; do
       else
         nats_restart "$down_node"; down_node=0
       fi ;;
-    15 | 16) backup ;;
+    15 | 16) backup || true ;;
     17) backup && retain ;;
     *) ;;
   esac
@@ -195,7 +220,7 @@ for _ in $(seq 1200); do
 done
 [ "$(acked_min)" = "$last" ] || {
   cdc-log consumers --log "$L"; tail -3 "$T"/*.err; fail "the consumers did not catch up"; }
-backup
+BACKUP_EVERY=0 backup
 touch "$T/stop"
 pkill -TERM -f "$T/log" 2>/dev/null || true
 wait "${SUPS[@]}" 2>/dev/null || true
@@ -216,9 +241,33 @@ for b in "$T"/backups/cdc-backup-*; do
 done
 psql_q -F $'\t' -c "SELECT n, xid FROM wl" > "$O/wl.tsv"
 for t in a b c; do psql_q -F $'\t' -c "SELECT id, v, note FROM $t" > "$O/$t.tsv"; done
-psql_q -c "SELECT data FROM pg_logical_slot_get_changes('oracle', NULL, NULL, 'include-xids', '1', 'skip-empty-xacts', '1')" \
+psql_q -v FETCH_COUNT=20000 -c "SELECT data FROM pg_logical_slot_get_changes('oracle', NULL, NULL, 'include-xids', '1', 'skip-empty-xacts', '1')" \
   > "$O/test_decoding.txt"
 "$PROBE" "$NATS_URLS" dump CHAOS > "$O/nats.txt"
 cp "$T/handled" "$O/handled.txt"
 printf '%s\n' "${!did[@]}" | while read -r k; do echo "$k ${did[$k]}"; done > "$O/actions.txt"
-python3 "$HERE/oracle.py" "$O" "$REDIS_SOCK" "$ROOT/tests/e2e" || fail "the oracle found a difference (seed $SEED)"
+oracle() { python3 "$HERE/oracle.py" "$1" "$REDIS_SOCK" "$ROOT/tests/e2e"; }
+if [ "$SELF_TEST" = 1 ]; then
+  # planted NAME SHELL: the oracle must name a problem in a copy of what it
+  # reads, changed by SHELL (run in the copy).
+  planted() {
+    rm -rf "$T/planted" && cp -r "$O" "$T/planted"
+    (cd "$T/planted" && eval "$2")
+    ! oracle "$T/planted" > "$T/planted.out" 2>&1 || fail "self-test: the oracle missed $1"
+    grep -q "^PROBLEM" "$T/planted.out" || fail "self-test: $1: $(tail -2 "$T/planted.out")"
+    echo "self-test: $1: $(grep -m1 "^PROBLEM" "$T/planted.out")"
+  }
+  newest=$(ls "$O" | grep '^backup\.[0-9]*\.ndjson$' | sort -t. -k2 -n | tail -1)
+  planted "an event lost" "sed -i '5000d' live.ndjson"
+  planted "an event changed in one copy" \
+    "sed -i '\$s/\"ts\":\"[^\"]*\"/\"ts\":\"1999-01-01T00:00:00.000000Z\"/' $newest"
+  planted "a committed transaction not captured" "echo '999999999 4000000000' >> wl.tsv"
+  planted "a table row the log does not make" "printf '999999\t1\tplanted\n' >> a.tsv"
+  planted "an event twice in NATS" "sed -i '5000p' nats.txt"
+  planted "an event lost in NATS" "sed -i '5000d' nats.txt"
+  planted "an event the pipeline never handled" "grep -vx 5000 handled.txt > h; mv h handled.txt"
+  planted "a transaction only the WAL has" \
+    "printf 'BEGIN 4000000001\ntable public.a: INSERT: id[integer]:1\nCOMMIT 4000000001\n' >> test_decoding.txt"
+  rm -rf "$T/planted"
+fi
+oracle "$O" || fail "the oracle found a difference (seed $SEED)"
