@@ -10,10 +10,13 @@
 //   cdc-nats-probe URLS json STREAM
 //       the same messages as JSON lines: {"stream_seq":N,"subject":S,
 //       "headers":{...},"body":BODY} (BODY as it is: the events are JSON)
-//   cdc-nats-probe URLS loop SUBJECT FILE MAX_PENDING
+//   cdc-nats-probe URLS loop SUBJECT FILE MAX_PENDING [HEADERS]
 //       the limit for bench/nats: publishes each line of FILE to SUBJECT
 //       with js_PublishAsync (MAX_PENDING in flight, a Nats-Msg-Id each),
-//       waits for every answer; prints "EVENTS SECONDS EVENTS_PER_S"
+//       waits for every answer; prints "EVENTS SECONDS EVENTS_PER_S".
+//       With HEADERS (line N the headers of message N, "Name: value"
+//       pairs separated by tabs, Nats-Msg-Id among them) each message is
+//       built with those headers and sent with js_PublishMsgAsync
 #include <nats/nats.h>
 
 #include <chrono>
@@ -126,11 +129,40 @@ int Dump(natsConnection* nc, const char* stream, bool json) {
   return 0;
 }
 
-int Loop(natsConnection* nc, const char* subject, const char* file,
-         int max_pending) {
+// The headers of one message: "Name: value" pairs separated by tabs.
+natsStatus SetHeaders(natsMsg* m, const std::string& line) {
+  natsStatus s = NATS_OK;
+  for (size_t p = 0; s == NATS_OK && p < line.size();) {
+    size_t tab = line.find('\t', p);
+    if (tab == std::string::npos) tab = line.size();
+    const std::string pair = line.substr(p, tab - p);
+    const size_t colon = pair.find(": ");
+    if (colon == std::string::npos) return NATS_INVALID_ARG;
+    s = natsMsgHeader_Set(m, pair.substr(0, colon).c_str(),
+                          pair.c_str() + colon + 2);
+    p = tab + 1;
+  }
+  return s;
+}
+
+std::vector<std::string> Lines(const char* file) {
   std::ifstream in(file);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
+  return lines;
+}
+
+int Loop(natsConnection* nc, const char* subject, const char* file,
+         int max_pending, const char* headers_file) {
+  const std::vector<std::string> lines = Lines(file);
+  const std::vector<std::string> headers = headers_file != nullptr
+                                               ? Lines(headers_file)
+                                               : std::vector<std::string>();
+  if (headers_file != nullptr && headers.size() != lines.size()) {
+    fprintf(stderr, "cdc-nats-probe: %zu header lines for %zu messages\n",
+            headers.size(), lines.size());
+    return 1;
+  }
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = max_pending;
@@ -142,10 +174,18 @@ int Loop(natsConnection* nc, const char* subject, const char* file,
   for (size_t i = 0; i < lines.size(); ++i) {
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    snprintf(id, sizeof id, "loop:%zu", i + 1);
-    po.MsgId = id;
-    s = js_PublishAsync(js, subject, lines[i].data(),
-                        static_cast<int>(lines[i].size()), &po);
+    const int len = static_cast<int>(lines[i].size());
+    if (headers_file == nullptr) {
+      snprintf(id, sizeof id, "loop:%zu", i + 1);
+      po.MsgId = id;
+      s = js_PublishAsync(js, subject, lines[i].data(), len, &po);
+    } else {
+      natsMsg* m = nullptr;
+      s = natsMsg_Create(&m, subject, nullptr, lines[i].data(), len);
+      if (s == NATS_OK) s = SetHeaders(m, headers[i]);
+      if (s == NATS_OK) s = js_PublishMsgAsync(js, &m, &po);
+      natsMsg_Destroy(m);  // null once the library owns it
+    }
     if (s != NATS_OK) return Fail("publish", s);
   }
   jsPubOptions po;
@@ -193,7 +233,8 @@ int main(int argc, char** argv) {
   else if (cmd == "json" && argc >= 4)
     rc = Dump(nc, argv[3], true);
   else if (cmd == "loop" && argc >= 6)
-    rc = Loop(nc, argv[3], argv[4], atoi(argv[5]));
+    rc = Loop(nc, argv[3], argv[4], atoi(argv[5]),
+              argc >= 7 ? argv[6] : nullptr);
   else
     fprintf(stderr, "cdc-nats-probe: bad command\n");
   natsConnection_Destroy(nc);

@@ -13,12 +13,14 @@
 # 250 bytes per native event). cdc-nats publishes the whole log (the time
 # from start to exit: connecting, reading the stream's end, reading the
 # log, rendering, publishing, every answer, the final ack) into a fresh
-# stream; the loop (build/bench/cdc-nats-probe loop) publishes the native lines
-# cdc-tail prints for the same log into another fresh stream of the same
-# replicas and waits for every answer. The two alternate --runs times for
-# each replica count (the servers share the machine's cores with them, so
-# one pair is noise); the medians are compared. Prints a table; writes
-# JSON.
+# stream; the loop (build/bench/cdc-nats-probe loop) publishes the native
+# lines cdc-tail prints for the same log into another fresh stream of the
+# same replicas and waits for every answer; a second loop sends the same
+# messages as cdc-nats, with its headers (js_PublishMsgAsync), which shows
+# what the headers cost the servers apart from what the sink costs. The
+# three alternate --runs times for each replica count (the servers share
+# the machine's cores with them, so one set is noise); the medians are
+# compared. Prints a table; writes JSON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
@@ -57,6 +59,7 @@ for i in range(n):
 PY
 cdc-log import --log "$T/log" -q < "$T/in.ndjson"
 cdc-tail --log "$T/log" > "$T/payloads"
+LOG_ID=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["log_id"])')
 
 now() { date +%s.%N; }
 sink_rate() {  # sink_rate REPLICAS RUN -> events/s
@@ -72,40 +75,68 @@ sink_rate() {  # sink_rate REPLICAS RUN -> events/s
   "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.DELETE.$name" >/dev/null
   python3 -c "print(int($EVENTS / ($e - $s)))"
 }
-loop_rate() {  # loop_rate REPLICAS RUN -> events/s
-  local name="LOOP$1x$2"
+loop_rate() {  # loop_rate REPLICAS RUN [headers] -> events/s
+  local name="LOOP$1x$2${3:+H}" hdr=()
   "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.CREATE.$name" \
-    "{\"name\":\"$name\",\"subjects\":[\"loop$1x$2.>\"],\"storage\":\"file\",\"num_replicas\":$1}" >/dev/null
-  "$PROBE" "$NATS_URLS" loop "loop$1x$2.public.orders" "$T/payloads" "$INFLIGHT" |
+    "{\"name\":\"$name\",\"subjects\":[\"loop$1x$2${3:+h}.>\"],\"storage\":\"file\",\"num_replicas\":$1}" >/dev/null
+  if [ -n "${3:-}" ]; then
+    headers "$name" > "$T/headers"
+    hdr=("$T/headers")
+  fi
+  "$PROBE" "$NATS_URLS" loop "loop$1x$2${3:+h}.public.orders" "$T/payloads" "$INFLIGHT" "${hdr[@]}" |
     awk '{print int($3)}'
   "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.DELETE.$name" >/dev/null
 }
+# headers STREAM: for each event the headers cdc-nats gives its message
+# (cdc-nats(1)), one line each, for the loop that sends the same messages.
+headers() {
+  python3 - "$T/payloads" "$LOG_ID" "$1" <<'PY'
+import json, sys
+log_id, stream = sys.argv[2], sys.argv[3]
+w = sys.stdout.write
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    h = [f"Nats-Msg-Id: {log_id}:{e['seq']}", f"Nats-Expected-Stream: {stream}",
+         f"Cdc-Log: {log_id}", f"Cdc-Seq: {e['seq']}", f"Cdc-Lsn: {e['lsn']}",
+         f"Cdc-Xid: {e['xid']}", f"Cdc-Op: {e['op']}",
+         f"Cdc-Table: {e['schema']}.{e['table']}"]
+    if e.get("last"):
+        h.append("Cdc-Last: true")
+    w("\t".join(h) + "\n")
+PY
+}
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-measure() {  # measure REPLICAS -> "SINK_MEDIAN LOOP_MEDIAN"
-  local sinks=() loops=() i
+measure() {  # measure REPLICAS -> "SINK_MEDIAN LOOP_MEDIAN LOOP_HEADERS_MEDIAN"
+  local sinks=() loops=() hloops=() i
   for i in $(seq "$RUNS"); do
     sinks+=("$(sink_rate "$1" "$i")")
     loops+=("$(loop_rate "$1" "$i")")
-    echo "  R$1 run $i: cdc-nats ${sinks[-1]}, loop ${loops[-1]} events/s" >&2
+    hloops+=("$(loop_rate "$1" "$i" headers)")
+    echo "  R$1 run $i: cdc-nats ${sinks[-1]}, loop ${loops[-1]}, loop with cdc-nats's headers ${hloops[-1]} events/s" >&2
   done
-  echo "$(median "${sinks[@]}") $(median "${loops[@]}")"
+  echo "$(median "${sinks[@]}") $(median "${loops[@]}") $(median "${hloops[@]}")"
 }
 
-read -r r1 l1 <<<"$(measure 1)"
-read -r r3 l3 <<<"$(measure 3)"
+read -r r1 l1 h1 <<<"$(measure 1)"
+read -r r3 l3 h3 <<<"$(measure 3)"
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
-printf '%-52s %12s\n' "median of $RUNS ($EVENTS events, $INFLIGHT in flight)" "events/s"
-printf '%-52s %12s\n' "cdc-nats into an R1 stream" "$r1"
-printf '%-52s %12s\n' "js_PublishAsync loop into an R1 stream (limit)" "$l1"
-printf '%-52s %12s\n' "  ratio" "$(ratio "$r1" "$l1")"
-printf '%-52s %12s\n' "cdc-nats into an R3 stream" "$r3"
-printf '%-52s %12s\n' "js_PublishAsync loop into an R3 stream (limit)" "$l3"
-printf '%-52s %12s\n' "  ratio" "$(ratio "$r3" "$l3")"
+row() { printf '%-58s %12s\n' "$@"; }
+row "median of $RUNS ($EVENTS events, $INFLIGHT in flight)" "events/s"
+for r in 1 3; do
+  s=r$r l=l$r h=h$r
+  row "cdc-nats into an R$r stream" "${!s}"
+  row "js_PublishAsync loop, Nats-Msg-Id only (limit)" "${!l}"
+  row "  ratio" "$(ratio "${!s}" "${!l}")"
+  row "js_PublishMsgAsync loop, cdc-nats's headers" "${!h}"
+  row "  ratio" "$(ratio "${!s}" "${!h}")"
+done
 mkdir -p "$(dirname "$JSON")"
 cat > "$JSON" <<J
 {"events":$EVENTS,"in_flight":$INFLIGHT,"runs":$RUNS,"host_cpus":$(nproc),
  "nats_server":"$(nats-server --version | awk '{print $2}')",
  "cdc_nats_r1_events_per_s":$r1,"loop_r1_events_per_s":$l1,"r1_ratio":$(ratio "$r1" "$l1"),
- "cdc_nats_r3_events_per_s":$r3,"loop_r3_events_per_s":$l3,"r3_ratio":$(ratio "$r3" "$l3")}
+ "loop_headers_r1_events_per_s":$h1,"r1_headers_ratio":$(ratio "$r1" "$h1"),
+ "cdc_nats_r3_events_per_s":$r3,"loop_r3_events_per_s":$l3,"r3_ratio":$(ratio "$r3" "$l3"),
+ "loop_headers_r3_events_per_s":$h3,"r3_headers_ratio":$(ratio "$r3" "$h3")}
 J
 echo "wrote $JSON"
