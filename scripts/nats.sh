@@ -9,7 +9,7 @@
 # 'jetstream: {max_file_store: 1G}' is already there; 'authorization {...}').
 #
 # NATS_MAX_FILE_STORE (default 2G) is each node's JetStream file store
-# limit; NATS_START_TIMEOUT (default 10 s) how long a node may take to
+# limit; NATS_START_TIMEOUT (default 30 s) how long a node may take to
 # report healthy (a restarted node catching up a large stream takes longer).
 #
 # Exports NATS_URLS (nats://127.0.0.1:P1,...,P3) and NATS_URL (node 1).
@@ -88,7 +88,7 @@ nats_monitor() {  # nats_monitor N PATH
 
 _nats_wait_up() {
   local pid=${NATS_PIDS[$(($1 - 1))]}
-  local until=$((SECONDS + ${NATS_START_TIMEOUT:-10}))
+  local until=$((SECONDS + ${NATS_START_TIMEOUT:-30}))
   while [ $SECONDS -le $until ]; do
     nats_monitor "$1" healthz >/dev/null 2>&1 && return 0
     kill -0 "$pid" 2>/dev/null || break
