@@ -58,7 +58,11 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
   chmod +x /usr/sbin/policy-rc.d
   policy_created=1
 fi
-cleanup() { [ "$policy_created" = 1 ] && rm -f /usr/sbin/policy-rc.d; }
+# An EXIT trap's status becomes the script's: it must end in success when
+# there is nothing to remove (a machine that had its own policy-rc.d).
+cleanup() {
+  if [ "$policy_created" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+}
 trap cleanup EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
