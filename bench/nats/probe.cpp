@@ -4,6 +4,9 @@
 //   cdc-nats-probe URLS req SUBJECT [BODY]
 //       one request (e.g. the JetStream JSON API: $JS.API.STREAM.INFO.X);
 //       prints the reply's body
+//   cdc-nats-probe URLS pub SUBJECT BODY HEADERS
+//       one JetStream publish with HEADERS ("Name: value" pairs separated
+//       by tabs), waiting for the server's answer (a foreign publisher)
 //   cdc-nats-probe URLS dump STREAM
 //       every message of STREAM in order, one line each:
 //       STREAM_SEQ MSG_ID CDC_SEQ LAST SUBJECT BODY_BYTES
@@ -145,6 +148,25 @@ natsStatus SetHeaders(natsMsg* m, const std::string& line) {
   return s;
 }
 
+int Pub(natsConnection* nc, const char* subject, const char* body,
+        const char* headers) {
+  jsCtx* js = nullptr;
+  natsStatus s = natsConnection_JetStream(&js, nc, nullptr);
+  if (s != NATS_OK) return Fail("jetstream", s);
+  natsMsg* m = nullptr;
+  s = natsMsg_Create(&m, subject, nullptr, body,
+                     static_cast<int>(strlen(body)));
+  if (s == NATS_OK) s = SetHeaders(m, headers);
+  jsPubAck* pa = nullptr;
+  if (s == NATS_OK) s = js_PublishMsg(&pa, js, m, nullptr, nullptr);
+  natsMsg_Destroy(m);
+  if (s != NATS_OK) return Fail("publish", s);
+  printf("%llu\n", static_cast<unsigned long long>(pa->Sequence));
+  jsPubAck_Destroy(pa);
+  jsCtx_Destroy(js);
+  return 0;
+}
+
 std::vector<std::string> Lines(const char* file) {
   std::ifstream in(file);
   std::vector<std::string> lines;
@@ -205,7 +227,7 @@ int Loop(natsConnection* nc, const char* subject, const char* file,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: cdc-nats-probe URLS req|dump|loop ...\n");
+    fprintf(stderr, "usage: cdc-nats-probe URLS req|pub|dump|json|loop ...\n");
     return 64;
   }
   natsOptions* opts = nullptr;
@@ -228,6 +250,8 @@ int main(int argc, char** argv) {
   std::string cmd = argv[2];
   if (cmd == "req" && argc >= 4)
     rc = Req(nc, argv[3], argc >= 5 ? argv[4] : "");
+  else if (cmd == "pub" && argc >= 6)
+    rc = Pub(nc, argv[3], argv[4], argv[5]);
   else if (cmd == "dump" && argc >= 4)
     rc = Dump(nc, argv[3], false);
   else if (cmd == "json" && argc >= 4)

@@ -13,7 +13,7 @@
 # 250 bytes per native event). cdc-nats publishes the whole log (the time
 # from start to exit: connecting, reading the stream's end, reading the
 # log, rendering, publishing, every answer, the final ack) into a fresh
-# stream; the loop (build/bench/cdc-nats-probe loop) publishes the native
+# stream, created just before as the loop's is; the loop (build/bench/cdc-nats-probe loop) publishes the native
 # lines cdc-tail prints for the same log into another fresh stream of the
 # same replicas and waits for every answer; a second loop sends the same
 # messages as cdc-nats, with its headers (js_PublishMsgAsync), which shows
@@ -62,11 +62,19 @@ cdc-tail --log "$T/log" > "$T/payloads"
 LOG_ID=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["log_id"])')
 
 now() { date +%s.%N; }
+# create_stream NAME SUBJECT_PREFIX REPLICAS: a fresh file stream, made the
+# same way for the sink and the loops, before either's clock starts (a
+# replicated stream takes a few hundred ms to create, once).
+create_stream() {
+  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.CREATE.$1" \
+    "{\"name\":\"$1\",\"subjects\":[\"$2.>\"],\"storage\":\"file\",\"num_replicas\":$3}" >/dev/null
+}
 sink_rate() {  # sink_rate REPLICAS RUN -> events/s
   local s e name="SINK$1x$2"
+  create_stream "$name" "sink$1x$2" "$1"
   s=$(now)
   cdc-nats --log "$T/log" -c "b$1x$2" --server "$NATS_URLS" --stream "$name" \
-    --subject "sink$1x$2.{schema}.{table}" --replicas "$1" --max-in-flight "$INFLIGHT" -q
+    --subject "sink$1x$2.{schema}.{table}" --max-in-flight "$INFLIGHT" -q
   e=$(now)
   local n
   n=$("$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.INFO.$name" |
@@ -77,8 +85,7 @@ sink_rate() {  # sink_rate REPLICAS RUN -> events/s
 }
 loop_rate() {  # loop_rate REPLICAS RUN [headers] -> events/s
   local name="LOOP$1x$2${3:+H}" hdr=()
-  "$PROBE" "$NATS_URLS" req "\$JS.API.STREAM.CREATE.$name" \
-    "{\"name\":\"$name\",\"subjects\":[\"loop$1x$2${3:+h}.>\"],\"storage\":\"file\",\"num_replicas\":$1}" >/dev/null
+  create_stream "$name" "loop$1x$2${3:+h}" "$1"
   if [ -n "${3:-}" ]; then
     headers "$name" > "$T/headers"
     hdr=("$T/headers")
@@ -97,7 +104,7 @@ w = sys.stdout.write
 for line in open(sys.argv[1]):
     e = json.loads(line)
     h = [f"Nats-Msg-Id: {log_id}:{e['seq']}", f"Nats-Expected-Stream: {stream}",
-         f"Cdc-Log: {log_id}", f"Cdc-Seq: {e['seq']}", f"Cdc-Lsn: {e['lsn']}",
+         f"Cdc-Seq: {e['seq']}", f"Cdc-Lsn: {e['lsn']}",
          f"Cdc-Xid: {e['xid']}", f"Cdc-Op: {e['op']}",
          f"Cdc-Table: {e['schema']}.{e['table']}"]
     if e.get("last"):

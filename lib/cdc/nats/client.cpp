@@ -2,6 +2,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -120,7 +121,14 @@ struct Client::Impl {
 
   mutable std::mutex mu;
   std::condition_variable cv;
-  int waiters = 0;  // threads waiting on cv: only then is it notified
+  // What the caller's thread waits on cv for (only then is it notified):
+  // room in the window down to low_water, or take_want answers. Waking it
+  // for every answer would cost two context switches a message; a quarter
+  // of the window at a time keeps the pipe full with few.
+  bool publish_waiting = false;
+  bool take_waiting = false;
+  size_t low_water = 0;
+  size_t take_want = 1;
   std::vector<PublishResult> results;
   size_t in_flight = 0;
   // When the last answer arrived, or the first publish after none were in
@@ -181,7 +189,9 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
     im->results.push_back(std::move(r));
     if (im->in_flight > 0) --im->in_flight;
     im->quiet_since_us = MonoMicros();
-    wake = im->waiters > 0;
+    wake = (im->publish_waiting && im->in_flight <= im->low_water) ||
+           (im->take_waiting &&
+            (im->results.size() >= im->take_want || im->in_flight == 0));
   }
   if (wake) im->cv.notify_all();
 }
@@ -360,8 +370,14 @@ Result<std::optional<StoredMessage>> Client::Get(const std::string& stream,
     if (natsMsgHeader_Get(m, k, &t) == NATS_OK && t != nullptr) *v = t;
   };
   header("Nats-Msg-Id", &out.msg_id);
-  header("Cdc-Log", &out.log_id);
-  header(kSeqHeader, &out.seq);
+  // cdc-nats's Nats-Msg-Id is "<log id>:<seq>"; a log id given with
+  // --log-id may hold ':' itself, a seq never does.
+  const size_t colon = out.msg_id.rfind(':');
+  if (colon != std::string::npos && colon > 0) {
+    out.log_id = out.msg_id.substr(0, colon);
+    out.seq = out.msg_id.substr(colon + 1);
+  }
+  header(kSeqHeader, &out.seq_header);
   std::string last;
   header("Cdc-Last", &last);
   out.last = last == "true";
@@ -376,14 +392,21 @@ Status Client::PublishAsync(const OutMessage& m,
     std::unique_lock<std::mutex> l(im.mu);
     // A full window drains within publish_timeout_ms: answers arrive, or
     // TakeResults times the window out.
-    if (im.in_flight >= static_cast<size_t>(im.o.max_in_flight)) {
-      ++im.waiters;
-      const bool room = im.cv.wait_for(
-          l, std::chrono::milliseconds(im.o.publish_timeout_ms), [&] {
-            return im.in_flight < static_cast<size_t>(im.o.max_in_flight);
-          });
-      --im.waiters;
-      if (!room)
+    const size_t max = static_cast<size_t>(im.o.max_in_flight);
+    if (im.in_flight >= max) {
+      im.publish_waiting = true;
+      im.low_water = max - std::max<size_t>(1, max / 4);
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(im.o.publish_timeout_ms);
+      // Answers that only trickle in (a degraded cluster) still make room
+      // one at a time: after a short wait any room will do.
+      while (im.in_flight > im.low_water &&
+             std::chrono::steady_clock::now() < deadline) {
+        im.cv.wait_for(l, std::chrono::milliseconds(20));
+        if (im.in_flight < max) break;
+      }
+      im.publish_waiting = false;
+      if (im.in_flight >= max)
         return Status::Unavailable("publish: " + std::to_string(im.in_flight) +
                                    " publishes unanswered");
     }
@@ -432,10 +455,14 @@ void Client::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
   Impl& im = *impl_;
   std::unique_lock<std::mutex> l(im.mu);
   if (im.results.empty() && wait_ms > 0 && im.in_flight > 0) {
-    ++im.waiters;
-    im.cv.wait_for(l, std::chrono::milliseconds(wait_ms),
-                   [&] { return !im.results.empty(); });
-    --im.waiters;
+    im.take_waiting = true;
+    im.take_want = std::clamp<size_t>(
+        im.in_flight, 1,
+        std::max<size_t>(1, static_cast<size_t>(im.o.max_in_flight) / 4));
+    im.cv.wait_for(l, std::chrono::milliseconds(wait_ms), [&] {
+      return im.results.size() >= im.take_want || im.in_flight == 0;
+    });
+    im.take_waiting = false;
   }
   for (PublishResult& r : im.results) out->push_back(std::move(r));
   im.results.clear();

@@ -77,10 +77,11 @@ struct StreamEnd {
 struct StoredMessage {
   uint64_t stream_seq = 0;
   std::string subject;
-  std::string msg_id;  // Nats-Msg-Id
-  std::string log_id;  // Cdc-Log
-  std::string seq;     // Cdc-Seq, as text
-  bool last = false;   // Cdc-Last: true
+  std::string msg_id;      // Nats-Msg-Id
+  std::string log_id;      // Nats-Msg-Id's part before its last ':'
+  std::string seq;         // and the part after it: the seq, as text
+  std::string seq_header;  // Cdc-Seq (the same seq, on cdc-nats's messages)
+  bool last = false;       // Cdc-Last: true
 };
 
 // One message to publish. Its headers are kept in one buffer, each name

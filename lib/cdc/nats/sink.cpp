@@ -11,7 +11,8 @@ Result<uint64_t> ParseSeq(const std::string& text) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v == 0)
-    return Status::Corruption("Cdc-Seq \"" + text + "\" is not a seq");
+    return Status::Corruption("Nats-Msg-Id ends in \"" + text +
+                              "\", not a seq");
   return v;
 }
 
@@ -183,7 +184,6 @@ Status Sink::Render(const consume::Event& e, Pending* p) {
   m.headers.append(text(e.seq));
   m.headers.push_back('\0');
   m.AddHeader("Nats-Expected-Stream", o_.stream);
-  m.AddHeader("Cdc-Log", o_.log_id);
   m.AddHeader("Cdc-Seq", text(e.seq));
   m.AddHeader("Cdc-Lsn", lsn);
   m.AddHeader("Cdc-Xid", xid ? text(*xid) : std::string_view(xid_text));
@@ -316,7 +316,8 @@ Result<std::optional<uint64_t>> Sink::ReadEnd(Client& c, bool* last) {
                           std::to_string(end.last_seq) +
                           ") was deleted; cdc-nats resumes after the seq "
                           "that message holds");
-  if (m->log_id.empty() || m->seq.empty())
+  // A message of another publisher may carry a Nats-Msg-Id of its own.
+  if (m->log_id.empty() || m->seq.empty() || m->seq_header != m->seq)
     return Status::Busy("stream " + o_.stream + ": its last message (" +
                         std::to_string(end.last_seq) + ", subject " +
                         m->subject +

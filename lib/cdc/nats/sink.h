@@ -5,8 +5,8 @@
 // library reads whole transactions; this writer publishes them; the
 // applied position lives in the target and wins over the log cursor on
 // restart. Here the target's position is the stream itself: each message
-// carries its log id and seq (headers Cdc-Log, Cdc-Seq; Nats-Msg-Id is
-// "<log id>:<seq>"), so the stream's last message says where to resume.
+// carries its log id and seq (Nats-Msg-Id is "<log id>:<seq>"), so the
+// stream's last message says where to resume.
 //
 // No duplicate, no gap: every publish carries the stream sequence it
 // expects to follow (Nats-Expected-Last-Sequence). The server stores a
@@ -43,7 +43,7 @@ struct SinkOptions {
   // {schema} and {table} (each a subject token: '.', '*', '>', '%',
   // spaces and control bytes are written %XX; an empty name is "_").
   std::string subject_template = "cdc.{schema}.{table}";
-  std::string log_id;         // Nats-Msg-Id's first part, Cdc-Log
+  std::string log_id;         // Nats-Msg-Id's first part
   bool native_input = false;  // events are native lines (--stdin): sent as is
   size_t max_pending = 4096;  // events held until stored (memory bound)
 };
