@@ -258,3 +258,56 @@ expect_exit 78 cdc-nats --log "$L" -c tls2 --server "tls://127.0.0.1:$p3" \
 expect_one_line 'SSL|TLS|certificate|handshake'
 [ -z "$(acked tls2)" ] || [ "$(acked tls2)" = 0 ] || fail "TLS refused, yet acked $(acked tls2)"
 ok "TLS: verified with --tls-ca and published; an unknown CA refused (78)"
+
+# Credentials: a server in operator mode trusts an operator whose JWTs
+# nats_jwt.py mints (as nsc would); a .creds file by flag and by
+# $NATS_CREDS, a user of an account the server does not know, a user
+# denied publishing, unreadable and malformed files; then a token server.
+python3 "$(dirname "$0")/nats_jwt.py" "$T/jwt" || fail "nats_jwt.py"
+read -r p4 p5 <<<"$(_nats_free_ports 2)"
+cat > "$T/jwt/nats.conf" <<EOF
+listen: 127.0.0.1:$p4
+jetstream { store_dir: "$T/jwtjs" }
+include server.conf
+EOF
+cat > "$T/token.conf" <<EOF
+listen: 127.0.0.1:$p5
+jetstream { store_dir: "$T/tokenjs" }
+authorization { token: "t0kenXyz123" }
+EOF
+nats-server -c "$T/jwt/nats.conf" >"$T/jwt.log" 2>&1 &
+jwtpid=$!
+at_exit "kill -9 $jwtpid"
+nats-server -c "$T/token.conf" >"$T/token.log" 2>&1 &
+tokenpid=$!
+at_exit "kill -9 $tokenpid"
+sleep 0.5
+last_seq=$(cdc-log info --log "$L" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["last_seq"])')
+J="nats://127.0.0.1:$p4"
+expect_exit 0 cdc-nats --log "$L" -c creds --server "$J" --creds "$T/jwt/user.creds" --stream CREDS -q
+[ "$(acked creds)" = "$last_seq" ] || fail "creds: acked $(acked creds) of $last_seq"
+# Resuming reads the stream's end through the same credentials: a second
+# consumer (its cursor at 0) finds everything stored and publishes nothing.
+NATS_CREDS="$T/jwt/user.creds" expect_exit 0 cdc-nats --log "$L" -c creds2 --server "$J" \
+  --stream CREDS --metrics-file "$T/creds.prom" -q
+grep -qx 'cdc_nats_events_published_total 0' "$T/creds.prom" || fail "creds: the resumed sink published again"
+[ "$(acked creds2)" = "$last_seq" ] || fail "creds: the resumed sink acked $(acked creds2)"
+expect_exit 77 cdc-nats --log "$L" -c rogue --server "$J" --creds "$T/jwt/rogue.creds" \
+  --stream CREDS --reconnect-max 2 -q
+expect_one_line 'uthorization'
+NATS_CREDS="$T/jwt/nopub.creds" expect_exit 77 cdc-nats --log "$L" -c nopub --server "$J" \
+  --stream DENIED --subject 'denied.{table}' --timeout 2 --reconnect-max 5 -q
+expect_one_line 'Permissions Violation'
+[ -z "$(acked nopub)" ] || [ "$(acked nopub)" = 0 ] || fail "creds: publish denied, yet acked $(acked nopub)"
+expect_exit 78 cdc-nats --log "$L" -c miss --server "$J" --creds "$T/jwt/none.creds" --stream CREDS -q
+expect_one_line 'credentials file .*none.creds: No such file'
+echo 'not a creds file' > "$T/jwt/bad.creds"
+expect_exit 78 cdc-nats --log "$L" -c bad --server "$J" --creds "$T/jwt/bad.creds" --stream CREDS -q
+expect_one_line 'credentials file .*bad.creds'
+expect_exit 77 cdc-nats --log "$L" -c anon --server "$J" --stream CREDS --reconnect-max 2 -q
+NATS_TOKEN=t0kenXyz123 expect_exit 0 cdc-nats --log "$L" -c token --server "nats://127.0.0.1:$p5" --stream TOKEN -q
+[ "$(acked token)" = "$last_seq" ] || fail "token: acked $(acked token) of $last_seq"
+NATS_TOKEN=wr0ngT0kenAbc expect_exit 77 cdc-nats --log "$L" -c token2 --server "nats://127.0.0.1:$p5" \
+  --stream TOKEN --reconnect-max 2 -q
+! grep -q wr0ngT0kenAbc "$T/err" || fail "the error shows the token"
+ok "credentials: .creds by flag and \$NATS_CREDS, unknown account 77, publish denied 77, missing/malformed file 78; token 0, wrong token 77"

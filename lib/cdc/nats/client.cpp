@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -252,10 +254,17 @@ Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(im.opts, 64 << 20);
   if (s != NATS_OK) return fail("nats options");
   if (!o.creds_file.empty()) {
+    // nats.c reads the file only when it connects, and reports a missing
+    // one as any other failure: a file that cannot be read is said here.
+    FILE* f = fopen(o.creds_file.c_str(), "r");
+    if (f == nullptr)
+      return Status::Config("credentials file " + o.creds_file + ": " +
+                            strerror(errno));
+    fclose(f);
     s = natsOptions_SetUserCredentialsFromFiles(im.opts, o.creds_file.c_str(),
                                                 nullptr);
     if (s != NATS_OK)
-      return Status::Config("--creds " + o.creds_file + ": " +
+      return Status::Config("credentials file " + o.creds_file + ": " +
                             LastErrorText(s));
   }
   if (!o.user.empty())
@@ -280,6 +289,10 @@ Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
   s = natsConnection_Connect(&im.nc, im.opts);
   if (s != NATS_OK) {
     im.nc = nullptr;
+    // "no nkey user seed found in 'FILE'", "no user JWT found in ...".
+    const std::string text = LastErrorText(s);
+    if (!o.creds_file.empty() && Contains(text, "'" + o.creds_file + "'"))
+      return Status::Config("credentials file " + o.creds_file + ": " + text);
     return fail("connect to " + RedactServerUrl(o.servers[0]) +
                 (o.servers.size() > 1 ? " (and the other servers)" : ""));
   }
