@@ -4,7 +4,8 @@
 # and replays that publish nothing twice; two sinks racing on one stream;
 # the formats; the --stdin pipe; SIGTERM; and the failures' exit codes
 # (another log's stream, a foreign publisher, a full stream, no JetStream,
-# permission denied, bad options). NATS_FULL=1: a 100,000-event log.
+# permission denied, credentials, bad options). NATS_EVENTS: the larger
+# log's size (100,000).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../../scripts/nats.sh"
 NATS_NO_TRAP=1 nats_start "$T"
@@ -116,8 +117,7 @@ cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log-id "$logid" -c pip
 ok "--stdin: echoes what is stored; a replay publishes nothing"
 
 # --- a larger log, two sinks racing on one stream, SIGTERM -----------------
-N=${NATS_FULL:+100000}
-N=${N:-20000}
+N=${NATS_EVENTS:-100000}
 L2="$T/big"
 gen_events 1 $((N / 10)) 10 | cdc-log import --log "$L2" -q
 cdc-nats --log "$L2" -c r1 --server "$NATS_URLS" --stream BIG --subject 'big.{table}' --replicas 3 -f 2>"$T/r1.err" &
