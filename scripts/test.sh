@@ -94,6 +94,9 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
   for t in cli hostile; do
     run "e2e $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" bash "tests/e2e/${t}_test.sh"
   done
+  # cdc-nats's client hands answers between nats.c's thread and its own.
+  run "e2e nats_ops (ASan+UBSan)" env BIN="$ROOT/build-san/tools" NATS_EVENTS=20000 \
+    bash tests/e2e/nats_ops_test.sh
   for t in capture_types capture_ops capture_restart; do
     run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" \
       bash "tests/integration/${t}_test.sh"
