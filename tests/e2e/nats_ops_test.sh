@@ -113,8 +113,11 @@ cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log "$L" -c pipe \
 cmp -s "$T/echo" "$T/events" || fail "--stdin did not echo every stored event"
 cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log-id "$logid" -c pipe \
   --server "$NATS_URLS" --stream PIPE --subject 'pipe.{schema}.{table}' -q > "$T/echo2"
-[ ! -s "$T/echo2" ] && [ "$(P dump PIPE | wc -l)" = 8 ] || fail "--stdin replay published again"
-ok "--stdin: echoes what is stored; a replay publishes nothing"
+[ "$(P dump PIPE | wc -l)" = 8 ] || fail "--stdin replay published again"
+# What the stream already held is echoed all the same, so a cdc-ack
+# downstream moves past it.
+cmp -s "$T/echo2" "$T/events" || fail "--stdin replay did not echo what the stream holds"
+ok "--stdin: echoes what is stored; a replay publishes nothing and echoes it all"
 
 # --- a larger log, two sinks racing on one stream, SIGTERM -----------------
 N=${NATS_EVENTS:-100000}

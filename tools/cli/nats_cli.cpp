@@ -210,10 +210,11 @@ Status Runner::Step(bool read_more, bool* read) {
     *read = got;
     if (got) {
       batch_.Seal();
+      // Events the stream already holds are echoed too (at once), so that
+      // an ack downstream moves past them, as with cdc-redis --stdin.
       if (o_.use_stdin)
         for (const consume::Event& e : batch_.events)
-          if (e.seq > sink_.acked_seq())
-            echo_.emplace_back(e.seq, std::string(e.stored));
+          echo_.emplace_back(e.seq, std::string(e.stored));
       CDC_RETURN_IF_ERROR(sink_.Add(*client_, batch_.events));
     }
   }
