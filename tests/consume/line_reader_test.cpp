@@ -109,4 +109,16 @@ TEST_CASE("a pause in the input is a timeout, then reading goes on",
   CHECK(*in.Next(1000, &line) == LineReader::Got::kEof);
 }
 
+TEST_CASE("only a last line without a newline is unterminated",
+          "[consume][lines]") {
+  Pipe p("{\"a\":1}\n{\"b\":2}\n{\"c\"");
+  LineReader in(p.fds[0]);
+  std::string_view line;
+  std::vector<bool> unterminated;
+  while (*in.Next(1000, &line) == LineReader::Got::kLine)
+    unterminated.push_back(in.unterminated());
+  CHECK(unterminated == std::vector<bool>{false, false, true});
+  CHECK(line == "{\"c\"");
+}
+
 }  // namespace cdc::consume

@@ -51,3 +51,25 @@ assert s1 == list(range(1, len(s1) + 1)), "run 1 out of order"
 assert s2 == list(range(acked + 1, total + 1)), "run 2 not exactly the unacked events"
 PY
 ok "pipe: $h1 handled before the kill, $acked acked, run 2 redelivered exactly seq $((acked + 1))-$total"
+
+# A handler killed mid-line leaves a last line without a newline: cdc-ack
+# acks the events before it and refuses the cut-off one (65, one line),
+# even where the cut falls after its "seq". A whole last line without a
+# newline is an event like any other.
+acked_of() { cdc-log consumers --log "$L" --json | python3 -c "
+import json, sys
+for l in sys.stdin:
+    c = json.loads(l)
+    if c['name'] == '$1': print(c['acked_seq'])"; }
+cdc-tail --log "$L" --to 5 > "$T/five"
+cut=$(( $(head -4 "$T/five" | wc -c) + 60 ))  # 60 bytes into event 5
+cdc-ack --log "$L" -c torn --create
+head -c "$cut" "$T/five" > "$T/torn"
+expect_exit 65 cdc-ack --log "$L" -c torn < "$T/torn"
+expect_one_line '^cdc-ack: stdin line 5: the last line, without a newline, is not a whole event'
+[ "$(acked_of torn)" = 4 ] || fail "a cut-off last line: acked $(acked_of torn), not 4"
+cdc-ack --log "$L" -c whole --create
+head -c -1 "$T/five" > "$T/whole"  # no final newline
+expect_exit 0 cdc-ack --log "$L" -c whole < "$T/whole"
+[ "$(acked_of whole)" = 5 ] || fail "a whole last line without newline: acked $(acked_of whole), not 5"
+ok "a cut-off last line: 65, the events before it acked; a whole one without newline acked"

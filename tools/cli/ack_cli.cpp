@@ -49,9 +49,11 @@ Status AckChecked(cursor::ConsumerStore& store, const Options& o, uint64_t seq,
 // Extracts "seq" from an event line; cdc-tail puts it first. A CloudEvent
 // of cdc-tail --format cloudevents has it in "data"; a transaction marker
 // (--tx-markers) has none and yields 0, acking nothing.
-Result<uint64_t> SeqOf(std::string_view line) {
+// `whole`: parse all of the line, not just its leading seq (a last line
+// without a newline may have been cut off mid-event).
+Result<uint64_t> SeqOf(std::string_view line, bool whole) {
   constexpr std::string_view kPrefix = "{\"seq\":";
-  if (line.substr(0, kPrefix.size()) == kPrefix) {
+  if (!whole && line.substr(0, kPrefix.size()) == kPrefix) {
     uint64_t v = 0;
     const char* b = line.data() + kPrefix.size();
     auto [end, ec] = std::from_chars(b, line.data() + line.size(), v);
@@ -119,9 +121,13 @@ Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
     }
     if (*got == consume::LineReader::Got::kEof) break;
     if (*got == consume::LineReader::Got::kTimeout) continue;
-    auto seq = SeqOf(line);
+    auto seq = SeqOf(line, in.unterminated());
     if (!seq.ok()) {
-      bad = in.LineError(seq.status().message());
+      bad = in.LineError(in.unterminated()
+                             ? "the last line, without a newline, is not a "
+                               "whole event (cut off?): " +
+                                   seq.status().message()
+                             : seq.status().message());
       break;
     }
     seen = std::max(seen, *seq);

@@ -35,6 +35,7 @@ Result<LineReader::Got> LineReader::Next(int timeout_ms,
                                                       : std::string::npos;
     if (end != std::string::npos) {
       ++line_no_;
+      unterminated_ = nl == std::string::npos;
       *line = std::string_view(buf_.data() + start_, end - start_);
       start_ = scanned_ = end == buf_.size() ? end : end + 1;
       if (line->size() > max_line_)

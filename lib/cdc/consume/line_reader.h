@@ -39,6 +39,10 @@ class LineReader {
 
   // Number of the line last returned (1-based; blank lines count).
   uint64_t line_no() const { return line_no_; }
+  // True when the line last returned ended the input without a '\n': a
+  // file without a final newline, or a writer killed mid-line (check that
+  // it is whole before trusting it).
+  bool unterminated() const { return unterminated_; }
   // "stdin line N: `what`" for the line last returned, as BadInput.
   Status LineError(const std::string& what) const;
 
@@ -54,6 +58,7 @@ class LineReader {
   size_t start_ = 0;               // first byte of buf_ not yet returned
   size_t scanned_ = 0;             // buf_[start_, scanned_) holds no newline
   bool eof_ = false;
+  bool unterminated_ = false;
   uint64_t line_no_ = 0;
 };
 
