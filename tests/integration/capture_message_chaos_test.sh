@@ -39,6 +39,12 @@ done
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || fail "session $((i + 1)) failed: $(tail -3 "$T/s$((i + 1)).out")"
 done
+# A lone message writes WAL but does not flush it (before PostgreSQL 17's
+# flush argument), and the walsender sends only flushed WAL: a session that
+# ends with one (or with a rollback after one) can leave it unsent for
+# minutes. A commit flushes everything before it; pgoutput sends nothing
+# for it (the table is not published).
+psql_q -c "CREATE TABLE wal_flushed (n int)"
 capture --exit-when-idle
 cdc-log verify --log "$T/log" -q || fail "verify"
 cdc-tail --log "$T/log" --schema-changes > "$T/events.ndjson"
