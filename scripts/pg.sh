@@ -55,7 +55,8 @@ CONF
   export PG_MAJOR
 }
 
-pg_restart() { _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -l "$PG_DIR/pg.log" -w -m fast restart >/dev/null; }
+# pg_restart [fast|immediate|smart]: fast by default.
+pg_restart() { _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -l "$PG_DIR/pg.log" -w -m "${1:-fast}" restart >/dev/null; }
 pg_stop_server() { _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -w -m fast stop >/dev/null 2>&1 || true; }
 pg_start_server() { _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/pg" -l "$PG_DIR/pg.log" -w start >/dev/null; }
 

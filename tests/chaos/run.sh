@@ -81,13 +81,6 @@ CREATE TABLE b (id int PRIMARY KEY, v int, note text);
 CREATE TABLE c (id int PRIMARY KEY, v int, note text);
 CREATE TABLE wl (n int PRIMARY KEY, xid bigint);
 SQL
-cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --tables a,b,c --segment-size 256k \
-  --exit-when-idle -q
-# A peer oracle on the same server: what PostgreSQL decodes, in commit order.
-psql_q -c "SELECT 1 FROM pg_create_logical_replication_slot('oracle', 'test_decoding')" >/dev/null
-"$PROBE" "$NATS_URLS" req '$JS.API.STREAM.CREATE.CHAOS' \
-  '{"name":"CHAOS","subjects":["chaos.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}' >/dev/null
-
 # sup NAME CMD...: runs CMD again whenever it ends, until $T/stop.
 SUPS=()
 sup() {
@@ -102,8 +95,37 @@ sup() {
   ) 2> /dev/null &
   SUPS+=($!)
 }
-sup capture cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --segment-size 256k \
-  --commit-delay 5 --reconnect-max 120 -q
+# The first capture process of a new log creates its slot, records its
+# source and streams; it must live through restarts of PostgreSQL before
+# the random kills begin (a reconnect once checked the source as read at
+# start, before this process recorded it, and exited 78).
+sup capture cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --tables a,b,c \
+  --segment-size 256k --commit-delay 5 --reconnect-max 120 -q
+for _ in $(seq 300); do
+  [ "$(psql_q -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc'")" = 1 ] && break
+  sleep 0.1
+done
+first=$(pgrep -f "^cdc-capture --log $L") || fail "capture did not start: $(cat "$T/capture.err")"
+chaos_marker() {  # waits until capture has written this message
+  psql_q -c "SELECT pg_logical_emit_message(true, 'chaos', '$1')" > /dev/null
+  for _ in $(seq 600); do
+    cdc-tail --log "$L" --op m 2>/dev/null | grep -q "\"content\":\"$1\"" && return 0
+    sleep 0.1
+  done
+  fail "capture did not write marker $1: $(cat "$T/capture.err")"
+}
+chaos_marker started
+for mode in fast immediate; do
+  pg_restart "$mode"
+  chaos_marker "after-$mode"
+done
+[ "$(pgrep -f "^cdc-capture --log $L")" = "$first" ] ||
+  fail "the first capture process did not live through the restarts: $(cat "$T/capture.rc" "$T/capture.err")"
+echo "chaos: the first capture process lived through a fast and an immediate restart"
+# A peer oracle on the same server: what PostgreSQL decodes, in commit order.
+psql_q -c "SELECT 1 FROM pg_create_logical_replication_slot('oracle', 'test_decoding')" >/dev/null
+"$PROBE" "$NATS_URLS" req '$JS.API.STREAM.CREATE.CHAOS' \
+  '{"name":"CHAOS","subjects":["chaos.>"],"storage":"file","num_replicas":3,"duplicate_window":120000000000}' >/dev/null
 sup rhash cdc-redis --log "$L" -c rhash --redis "$REDIS_URL" --mode hash -f \
   --reconnect-max 120 -q
 sup rstream cdc-redis --log "$L" -c rstream --redis "$REDIS_URL" --mode stream \
@@ -224,6 +246,11 @@ BACKUP_EVERY=0 backup
 touch "$T/stop"
 pkill -TERM -f "$T/log" 2>/dev/null || true
 wait "${SUPS[@]}" 2>/dev/null || true
+# Killed (137), stopped (0), killed by SIGTERM before it could catch it
+# (143), or gave up on an unavailable server (69): a capture that exits for
+# any other reason is a defect the supervisor would hide.
+! grep -qvE '^(0|69|137|143)$' "$T/capture.rc" ||
+  fail "capture exited with $(grep -vE '^(0|69|137|143)$' "$T/capture.rc" | sort -u | tr '\n' ' '): $(grep -v retrying "$T/capture.err" | tail -3)"
 
 # What the oracle reads.
 O="$T/oracle"

@@ -8,11 +8,31 @@ namespace cdc::capture {
 
 namespace {
 
-std::string QualifiedTable(pg::Connection& conn, const std::string& t) {
+// A --tables name, schema-qualified. Capture's connections pin search_path
+// (so a role's setting cannot change how values render), but a name given
+// without a schema means what it would in psql: it is looked up in the
+// role's search_path on a connection that keeps it. Unresolved, it is
+// left for CREATE PUBLICATION to name as missing.
+Result<std::string> QualifiedTable(pg::Connection& conn,
+                                   std::unique_ptr<pg::Connection>* lookup,
+                                   const Options& o, const std::string& t) {
   size_t dot = t.find('.');
-  if (dot == std::string::npos) return conn.QuoteIdent(t);
-  return conn.QuoteIdent(t.substr(0, dot)) + "." +
-         conn.QuoteIdent(t.substr(dot + 1));
+  if (dot != std::string::npos)
+    return conn.QuoteIdent(t.substr(0, dot)) + "." +
+           conn.QuoteIdent(t.substr(dot + 1));
+  if (*lookup == nullptr) {
+    CDC_ASSIGN_OR_RETURN(*lookup, pg::Connection::Connect(
+                                      o.dsn, false, /*pin_search_path=*/false));
+  }
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult r,
+      (*lookup)->ExecParams(
+          "SELECT n.nspname FROM pg_catalog.pg_class c JOIN "
+          "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = "
+          "pg_catalog.to_regclass(pg_catalog.quote_ident($1))",
+          {t}));
+  if (r.rows() == 0) return conn.QuoteIdent(t);
+  return conn.QuoteIdent(r.get(0, 0)) + "." + conn.QuoteIdent(t);
 }
 
 Status EnsurePublication(pg::Connection& conn, const Options& o) {
@@ -26,8 +46,12 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
     sql += " FOR ALL TABLES";
   } else {
     sql += " FOR TABLE ";
-    for (size_t i = 0; i < o.tables.size(); ++i)
-      sql += (i ? ", " : "") + QualifiedTable(conn, o.tables[i]);
+    std::unique_ptr<pg::Connection> lookup;
+    for (size_t i = 0; i < o.tables.size(); ++i) {
+      CDC_ASSIGN_OR_RETURN(std::string name,
+                           QualifiedTable(conn, &lookup, o, o.tables[i]));
+      sql += (i ? ", " : "") + name;
+    }
   }
   // Partitions report under their published root, as consumers expect.
   sql += " WITH (publish_via_partition_root = true";
@@ -76,7 +100,10 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
         VersionText(version));
   CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn.IdentifySystem());
   log::SourceIdentity src{sys.system_id, sys.dbname, o.slot, o.publication};
-  log::LogIdentity id = writer.identity();
+  // What log.json says now, not what the writer read when it opened: the
+  // first session of a new log records the source, and every reconnect
+  // after it must see that.
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
   if (id.source && !(*id.source == src)) {
     // A log that has never held a transaction (a first start that failed
     // before streaming, say on a misspelt slot) acknowledged nothing from
@@ -264,20 +291,31 @@ Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog) {
   return Status::OK();
 }
 
+Result<pg::PgResult> TypeLookup::Query(const std::string& sql,
+                                       const std::vector<std::string>& params) {
+  // A connection kept from earlier may have died with a restart of the
+  // server since (the replication connection, which reconnected, is how we
+  // got here): one new connection is tried before giving up.
+  for (int attempt = 0;; ++attempt) {
+    const bool fresh = conn_ == nullptr;
+    if (fresh) {
+      CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(dsn_, false));
+    }
+    auto r = conn_->ExecParams(sql, params);
+    if (r.ok()) return r;
+    conn_.reset();
+    if (fresh || attempt > 0) return r.status();
+  }
+}
+
 Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
   if (catalog->domain_base.count(oid) || catalog->array_element.count(oid))
     return Status::OK();
-  if (!conn_) {
-    CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(dsn_, false));
-  }
-  auto r = conn_->ExecParams(
+  auto r = Query(
       "SELECT typtype, typbasetype, typelem, typdelim FROM pg_type WHERE "
       "oid = $1",
       {std::to_string(oid)});
-  if (!r.ok()) {
-    conn_.reset();  // reconnect next time
-    return r.status();
-  }
+  if (!r.ok()) return r.status();
   if (r->rows() == 0)
     return Status::NotFound("type OID " + std::to_string(oid) +
                             " no longer exists");
@@ -297,17 +335,11 @@ Status TypeLookup::Lookup(uint32_t oid, pg::TypeCatalog* catalog) {
 
 Result<std::vector<std::string>> TypeLookup::GeneratedColumns(
     uint32_t rel_oid) {
-  if (!conn_) {
-    CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(dsn_, false));
-  }
-  auto r = conn_->ExecParams(
+  auto r = Query(
       "SELECT attname FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 "
       "AND NOT attisdropped AND attgenerated <> '' ORDER BY attnum",
       {std::to_string(rel_oid)});
-  if (!r.ok()) {
-    conn_.reset();  // reconnect next time
-    return r.status();
-  }
+  if (!r.ok()) return r.status();
   std::vector<std::string> names;
   for (int i = 0; i < r->rows(); ++i) names.push_back(r->get(i, 0));
   return names;

@@ -153,7 +153,6 @@ class LogWriter {
   uint64_t unsynced_commits() const { return unsynced_commits_; }
   const RecoveryReport& recovery() const { return recovery_; }
   const SyncStats& sync_stats() const { return stats_; }
-  const LogIdentity& identity() const { return identity_; }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -230,6 +229,8 @@ class LogWriter {
 
   std::string dir_;
   WriterOptions opts_;
+  // log.json as read at open (for its format version only: the source may
+  // be recorded later, so checks of it read log.json again).
   LogIdentity identity_;
   std::unique_ptr<WriterLock> lock_;
   RecoveryReport recovery_;
