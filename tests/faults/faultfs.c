@@ -13,6 +13,8 @@
 //               file is cut
 //               back to its size at its last successful sync, as a kernel
 //               that dropped the dirty pages of a failed writeback leaves it
+//   DIR/stall   exists: fsync(2) and fdatasync(2) of a segment wait until
+//               it is removed, then sync (a disk that stops answering)
 // A segment is a file whose path holds "/segments/" and ends in ".seg".
 // Each fault injected is counted in DIR/injected (one line each).
 #define _GNU_SOURCE
@@ -128,8 +130,20 @@ ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
 ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off)
     __attribute__((alias("pwrite")));
 
+// Waits while DIR/stall exists.
+static void Stall(void) {
+  const char* dir = getenv("CDC_FAULT_DIR");
+  if (dir == NULL) return;
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/stall", dir);
+  int saved = errno;
+  while (access(path, F_OK) == 0) usleep(10000);
+  errno = saved;
+}
+
 static int Sync(int fd, int (*real)(int)) {
   if (IsSegment(fd)) {
+    Stall();
     int e = Fault("fsync");
     if (e != 0) {
       // The writeback failed: what was not synced before is gone.

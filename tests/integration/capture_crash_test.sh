@@ -2,6 +2,7 @@
 # While a workload commits, cdc-capture is SIGKILLed at random moments (at
 # least 20 times) and restarted. Every committed transaction ends up in the
 # log exactly once, in commit order, and replaying it reproduces the tables.
+# Before every kill the slot is confirmed no further than the log reaches.
 source "$(dirname "$0")/lib.sh"
 source "$HERE/wl.sh"
 KILLS=${KILLS:-22}
@@ -17,6 +18,9 @@ kills=0
 while [ "$kills" -lt "$KILLS" ]; do
   capture_bg
   sleep "0.$(( RANDOM % 40 + 10 ))"
+  # Invariant 2 before every kill: PostgreSQL was told of nothing the log
+  # does not hold.
+  check_acked "before kill $((kills + 1))"
   kill -9 "$CAP" 2>/dev/null && kills=$((kills + 1))
   wait "$CAP" 2>/dev/null || true
 done

@@ -9,7 +9,8 @@
 #    pages leaves): capture stops with 74 at once (a failed fsync is never
 #    retried as if it had succeeded), never having acknowledged what was
 #    lost; the next start recovers the log from disk and PostgreSQL sends
-#    the lost transactions again.
+#    the lost transactions again;
+#  - every fdatasync stalled: nothing received meanwhile is acknowledged.
 # At the end every committed transaction is in the log exactly once, in
 # commit order, and replaying it reproduces the tables.
 source "$(dirname "$0")/lib.sh"
@@ -30,10 +31,6 @@ faulty() {  # starts capture under the shim; its pid in $CAP
     --dsn "$CDC_TEST_DSN" --commit-delay 5 2> "$T/capture.err" &
   CAP=$!
 }
-confirmed() {
-  psql_q -c "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'cdc'"
-}
-lsn_num() { python3 -c "h, l = '$1'.split('/'); print(int(h, 16) << 32 | int(l, 16))"; }
 # fault KIND ERRNO WHAT: injects the fault into a running capture, which
 # must stop with 74 naming WHAT; then checks the log and the slot.
 fault() {
@@ -62,7 +59,7 @@ fault() {
   # position is at most where the log's last transaction ends.
   local slot logpos
   slot=$(confirmed)
-  logpos=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["flush_lsn"])')
+  logpos=$(log_flush)
   [ "$(lsn_num "$slot")" -le "$(lsn_num "$logpos")" ] ||
     fail "$1 $2: the slot is confirmed at $slot, past the log's $logpos"
 }
@@ -72,6 +69,33 @@ fault fsync "EIO once" "Input/output error"
 ok "EIO on a segment fdatasync: exit 74 at once, the unsynced tail lost and never acknowledged"
 fault write EIO "Input/output error"
 ok "EIO on a segment write: exit 74"
+# A disk that stops answering: every fdatasync of a segment waits. Capture
+# goes on receiving, and writing into the page cache, but must tell
+# PostgreSQL nothing past what was durable when the disk stopped: at most
+# the log's end as read just after (invariant 2: the flush position sent
+# is a function of the durable position alone, never of what was
+# received). Then a SIGKILL while it waits, and a restart.
+faulty
+sleep 0.7
+kill -0 "$CAP" 2>/dev/null || fail "capture died early: $(cat "$T/capture.err")"
+touch "$F/stall"
+ceiling=$(log_flush)
+for i in $(seq 30); do
+  psql_q -c "SELECT pg_logical_emit_message(false, 'stall', '$i')" > /dev/null
+  sleep 0.1
+done
+sleep 1.5  # past the one-second acknowledgement interval
+kill -0 "$CAP" 2>/dev/null || fail "capture died while the disk stalled: $(cat "$T/capture.err")"
+slot=$(confirmed)
+[ "$(lsn_num "$slot")" -le "$(lsn_num "$ceiling")" ] ||
+  fail "fdatasync stalled: the slot is confirmed at $slot, past the log's $ceiling when the disk stopped"
+received=$(psql_q -c "SELECT sent_lsn FROM pg_stat_replication WHERE application_name = 'cdc-capture'")
+[ -n "$received" ] && [ "$(lsn_num "$received")" -gt "$(lsn_num "$ceiling")" ] ||
+  fail "the stall test proves nothing: the server sent up to ${received:-nothing}, not past $ceiling"
+kill -9 "$CAP"; wait "$CAP" 2>/dev/null || true
+rm -f "$F/stall"
+cdc-log verify --log "$T/log" -q || fail "after a SIGKILL during a stalled fdatasync: the log does not verify"
+ok "fdatasync stalled: nothing received since is acknowledged (slot at $slot, log at $ceiling, sent $received)"
 # Space is back: started again, capture recovers the log and goes on.
 capture_bg
 wait "$work" || true

@@ -18,6 +18,27 @@ wait_marker() {
   fail "marker $1 never reached the log"
 }
 
+# The cdc slot's confirmed_flush_lsn; an LSN X/Y as a number.
+confirmed() {
+  psql_q -c "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'cdc'"
+}
+lsn_num() { python3 -c "h, l = '$1'.split('/'); print(int(h, 16) << 32 | int(l, 16))"; }
+# The position the log records as acknowledgeable (cdc-log info's
+# flush_lsn): what is in its segments now, durable or about to be.
+log_flush() {
+  cdc-log info --log "${1:-$T/log}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["flush_lsn"])'
+}
+# check_acked WHAT: the slot is confirmed no further than the log reaches.
+# The slot is read first: the log only grows, so a correct capture's
+# acknowledgement is behind whatever the log holds a moment later.
+check_acked() {
+  local slot logpos
+  slot=$(confirmed)
+  logpos=$(log_flush)
+  [ -z "$slot" ] || [ "$(lsn_num "$slot")" -le "$(lsn_num "$logpos")" ] ||
+    fail "$1: the slot is confirmed at $slot, past the log's $logpos"
+}
+
 # wait_slot SQL-CONDITION TRIES DELAY: polls until the cdc slot's row meets
 # the condition (e.g. "confirmed_flush_lsn >= '0/1'::pg_lsn").
 wait_slot() {

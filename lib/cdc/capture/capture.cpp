@@ -15,6 +15,7 @@
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/snapshot.h"
 #include "cdc/capture/source.h"
+#include "cdc/capture/status.h"
 #include "cdc/cli/cli.h"
 #include "cdc/cli/notify.h"
 #include "cdc/log/retention.h"
@@ -100,7 +101,8 @@ class Capture {
   TypeLookup types_;
   pg::ServerText server_text_;
   std::unordered_set<pg::Oid> warned_types_;  // each type warned of once
-  bool generated_failed_ = false;  // looking up generated columns failed
+  bool generated_failed_ =
+      false;  // the last lookup of generated columns failed
   cli::Notifier notify_;
   Metrics m_;
   pg::EventLines events_;
@@ -176,16 +178,20 @@ void Capture::NoteType(const pg::Type& t) {
 }
 
 void Capture::NoteGeneratedColumns(pg::Oid rel_oid) {
-  if (generated_failed_) return;
+  // Tried for every relation: a failure (the server restarting, say) is
+  // warned of once while it lasts, and never turns the lookup off.
   auto names = types_.GeneratedColumns(rel_oid);
   if (names.ok()) {
     builder_.SetGeneratedColumns(rel_oid, std::move(names).value());
+    if (generated_failed_) Say(o_, "generated columns can be looked up again");
+    generated_failed_ = false;
     return;
   }
+  if (generated_failed_) return;
   generated_failed_ = true;
   Warn(
-      "cannot look up generated columns (schema change events will not "
-      "name them): " +
+      "cannot look up generated columns (a schema change event meanwhile "
+      "names those known before): " +
       names.status().message());
 }
 
@@ -302,10 +308,9 @@ Status Capture::Handle(pg::Connection& conn, std::string_view msg) {
 }
 
 Status Capture::SendStatus(pg::Connection& conn, bool reply) {
-  const Lsn flush = FlushPosition();
-  CDC_RETURN_IF_ERROR(
-      conn.SendStatus(std::max(received_, flush), flush, reply));
-  acked_ = flush;
+  const StandbyStatus st = StatusFor(*w_, received_);
+  CDC_RETURN_IF_ERROR(conn.SendStatus(st.write, st.flush, reply));
+  acked_ = st.flush;
   last_status_ = MonoMicros();
   return Status::OK();
 }
