@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -208,6 +209,98 @@ TEST_CASE("a newest segment truncated below the durable mark is corruption",
   // Without the mark the shorter segment is an ordinary end.
   std::filesystem::remove(log + "/durable");
   CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}) == 0);
+}
+
+namespace {
+// Appends `hole` zero bytes and then a copy of the segment's last frame to
+// it: what a failed writeback leaves when the kernel drops the dirty pages
+// of a write while a later write lands (a valid frame after a hole).
+uint64_t AppendHoleAndFrame(const std::string& seg, uint64_t base,
+                            uint64_t hole) {
+  auto frames = Frames(seg, base);
+  const FrameSpan last = frames.back();
+  std::string bytes;
+  {
+    FILE* f = fopen(seg.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    bytes.resize(last.end - last.offset);
+    fseek(f, static_cast<long>(last.offset), SEEK_SET);
+    REQUIRE(fread(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    fclose(f);
+  }
+  FILE* f = fopen(seg.c_str(), "ab");
+  REQUIRE(f != nullptr);
+  std::string zeros(hole, '\0');
+  fwrite(zeros.data(), 1, zeros.size(), f);
+  fwrite(bytes.data(), 1, bytes.size(), f);
+  fclose(f);
+  return hole + bytes.size();
+}
+}  // namespace
+
+TEST_CASE(
+    "a hole with frames after it beyond the durable mark is a torn tail; "
+    "below the mark or without one it is corruption",
+    "[log][recovery][corruption][durability]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 10, 2);  // closing the writer records the mark
+  const std::string seg = log + "/segments/" + SegmentFileName(1);
+  const uint64_t size = test::SizeOf(seg);
+  auto mark = ReadDurableMark(log);
+  REQUIRE(mark.ok());
+  REQUIRE(mark->has_value());
+  REQUIRE((*mark)->bytes == size);
+  const uint64_t added = AppendHoleAndFrame(seg, 1, 200);
+  const std::string pristine = dir.sub("pristine");
+  std::filesystem::copy(log, pristine,
+                        std::filesystem::copy_options::recursive);
+
+  // Readers and verify see the end of the log at the hole, and say so.
+  std::string out;
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}, &out) == 0);
+  CHECK(std::count(out.begin(), out.end(), '\n') == 20);
+  auto rep = VerifyLog(log);
+  REQUIRE(rep.ok());
+  CHECK(rep->ok());
+  REQUIRE(rep->notes.size() == 1);
+  CHECK_THAT(rep->notes[0],
+             Catch::Contains("torn tail of " + std::to_string(added) +
+                             " bytes at offset " + std::to_string(size) +
+                             " beyond the " + std::to_string(size) +
+                             " bytes known durable"));
+  {
+    auto w = LogWriter::Open(log, {});
+    REQUIRE(w.ok());
+    CHECK((*w)->recovery().truncated_bytes == added);
+    CHECK((*w)->next_seq() == 21);
+  }
+  CHECK(test::SizeOf(seg) == size);
+  rep = VerifyLog(log);
+  REQUIRE(rep.ok());
+  CHECK(rep->ok());
+  CHECK(rep->notes.empty());
+
+  // The same bytes, but the mark says they were fsynced: corruption.
+  std::filesystem::remove_all(log);
+  std::filesystem::copy(pristine, log,
+                        std::filesystem::copy_options::recursive);
+  REQUIRE(WriteDurableMark(log, {1, size + added}).ok());
+  auto w = LogWriter::Open(log, {});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.status().code() == Code::kCorruption);
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log}) == 65);
+  rep = VerifyLog(log);
+  REQUIRE(rep.ok());
+  CHECK_FALSE(rep->ok());
+
+  // No mark: nothing is known of what was fsynced, so a valid frame after
+  // damage stays corruption.
+  std::filesystem::remove(log + "/durable");
+  auto w2 = LogWriter::Open(log, {});
+  REQUIRE_FALSE(w2.ok());
+  CHECK(w2.status().code() == Code::kCorruption);
+  CHECK(test::SizeOf(seg) == size + added);
 }
 
 }  // namespace cdc::log

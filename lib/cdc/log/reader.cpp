@@ -180,17 +180,19 @@ Result<LogReader::Step> LogReader::AtNewest(bool own_listed) {
     return Status::Corruption(seg_name_ +
                               ", the newest segment, was removed while being "
                               "read");
-  if (stop_ == FrameStatus::kBadHeader) {
-    // The newest segment may end in garbage a crashed writer left (the
-    // next writer truncates it); anything valid after it is corruption.
-    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
-    CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
-    if (later || stop_fatal_) return CorruptAt(scan_, scan_seq_, stop_detail_);
-  }
   // Bytes below the durable mark were fsynced, and nothing but damage
   // shortens them. The mark is read before the size: the writer only moves
   // it past bytes already in the file, so a newer mark cannot outrun them.
   CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
+  if (stop_ == FrameStatus::kBadHeader) {
+    // The newest segment may end in garbage a crashed writer left (the
+    // next writer truncates it); anything valid after it is corruption,
+    // unless no fsync ever covered the damage (see BeyondDurable).
+    CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    CDC_ASSIGN_OR_RETURN(auto later, file_->FindValidFrameAfter(scan_, size));
+    if (stop_fatal_ || (later && !BeyondDurable(mark, base_seq_, scan_)))
+      return CorruptAt(scan_, scan_seq_, stop_detail_);
+  }
   if (mark && mark->segment == base_seq_) {
     CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
     if (size < mark->bytes)

@@ -229,6 +229,13 @@ Result<std::optional<DurableMark>> ReadDurableMark(const std::string& log_dir) {
                             JoinPath(log_dir, "durable"));
 }
 
+bool BeyondDurable(const std::optional<DurableMark>& mark, uint64_t base_seq,
+                   uint64_t offset) {
+  if (!mark) return false;
+  return mark->segment < base_seq ||
+         (mark->segment == base_seq && offset >= mark->bytes);
+}
+
 Status WriteDurableMark(const std::string& log_dir, const DurableMark& m) {
   nlohmann::ordered_json j;
   j["segment"] = m.segment;

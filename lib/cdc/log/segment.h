@@ -124,6 +124,17 @@ struct DurableMark {
 Result<std::optional<DurableMark>> ReadDurableMark(const std::string& log_dir);
 Status WriteDurableMark(const std::string& log_dir, const DurableMark& m);
 
+// Whether damage at `offset` of the newest segment (first seq `base_seq`)
+// lies beyond what was ever fsynced: the mark names this segment below
+// `offset`, or an older one. No fdatasync covered those bytes, so nothing
+// in them was acknowledged, and a crash or a failed writeback may have left
+// anything there (a hole of zeros before frames written later, say): it
+// is a torn tail, cut by the next writer, whatever follows it. Without a
+// mark (a log never synced, or made before marks) nothing is known, and
+// damage followed by a valid frame stays corruption.
+bool BeyondDurable(const std::optional<DurableMark>& mark, uint64_t base_seq,
+                   uint64_t offset);
+
 // "corrupt frame in segments/X.seg at offset N (seq A-B): detail"
 std::string DescribeCorruption(const std::string& segment_name, uint64_t offset,
                                uint64_t first_seq, uint64_t last_seq,

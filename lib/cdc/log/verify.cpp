@@ -167,13 +167,19 @@ Result<VerifyReport> VerifyLog(
     if (scan.stop != FrameStatus::kEnd) {
       CDC_ASSIGN_OR_RETURN(auto later,
                            f.FindValidFrameAfter(scan.valid_end, size));
-      if (newest && !later && scan.txn_end >= durable) {
-        rep.notes.push_back(seg.name + ": torn tail of " +
-                            std::to_string(size - scan.valid_end) +
-                            " bytes at offset " +
-                            std::to_string(scan.valid_end) +
-                            " (a writer stopped mid-write; the next writer "
-                            "truncates it)");
+      const bool beyond = newest && mark.ok() &&
+                          BeyondDurable(*mark, seg.base_seq, scan.valid_end);
+      if (newest && (!later || beyond) && scan.txn_end >= durable) {
+        rep.notes.push_back(
+            seg.name + ": torn tail of " +
+            std::to_string(size - scan.valid_end) + " bytes at offset " +
+            std::to_string(scan.valid_end) +
+            (later ? " beyond the " + std::to_string(durable) +
+                         " bytes known durable, with frames after a hole "
+                         "(a crash or a failed writeback; never "
+                         "acknowledged; the next writer truncates it)"
+                   : " (a writer stopped mid-write; the next writer "
+                     "truncates it)"));
       } else {
         uint64_t last = 0;
         if (later) {

@@ -131,8 +131,12 @@ Status LogWriter::Recover() {
   CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
   CDC_ASSIGN_OR_RETURN(SegmentScan scan,
                        ScanSegment(f, size, base_seq_, /*verify=*/true));
-  if (scan.stop == FrameStatus::kBadHeader ||
-      scan.stop == FrameStatus::kBadChecksum) {
+  // Bytes below the durable mark were fsynced: no crash tore them, and
+  // their transactions may have been acknowledged. Never cut them.
+  CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
+  if ((scan.stop == FrameStatus::kBadHeader ||
+       scan.stop == FrameStatus::kBadChecksum) &&
+      !BeyondDurable(mark, active.base_seq, scan.valid_end)) {
     // Garbage at the very end is a write the crash tore; a damaged frame
     // with good frames after it is corruption of acknowledged data.
     CDC_ASSIGN_OR_RETURN(auto later,
@@ -146,9 +150,6 @@ Status LogWriter::Recover() {
                                                    scan.stop_detail));
     }
   }
-  // Bytes below the durable mark were fsynced: no crash tore them, and
-  // their transactions may have been acknowledged. Never cut them.
-  CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
   if (mark && mark->segment > active.base_seq)
     return Status::Corruption(
         "the durable mark names " + SegmentDisplayName(mark->segment) +
