@@ -451,10 +451,11 @@ void Incremental::Progress(int64_t now_us, bool force) {
              static_cast<double>(est - a_->rows) / rate);
   char buf[512];
   snprintf(buf, sizeof buf,
-           "incremental snapshot of %s: %llu of ~%llu rows, %.0f rows/s%s",
+           "incremental snapshot of %s: %llu %s, %.0f rows/s%s",
            a_->req.QualifiedName().c_str(),
            static_cast<unsigned long long>(a_->rows),
-           static_cast<unsigned long long>(est), rate, left);
+           est > 0 ? ("of " + EstimateText(est) + " rows").c_str() : "rows",
+           rate, left);
   LogInfo(buf);
 }
 
@@ -474,7 +475,8 @@ void Incremental::Tick(int64_t now_us, bool dry) {
           a_->req.state = "running";
           if (!o_.quiet)
             LogInfo("incremental snapshot of " + a_->req.QualifiedName() +
-                    " (~" + std::to_string(a_->req.estimate) + " rows) in " +
+                    " (" + EstimateText(a_->req.estimate) +
+                    (a_->req.estimate > 0 ? " rows" : "") + ") in " +
                     std::to_string(a_->req.chunk_rows) + "-row chunks");
         }
         Persist();

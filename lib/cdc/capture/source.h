@@ -54,6 +54,11 @@ class TypeLookup {
   Result<std::vector<std::string>> GeneratedColumns(uint32_t rel_oid);
 
  private:
+  // Runs a query, connecting first if needed, and once more on a new
+  // connection when the one kept from earlier fails.
+  Result<pg::PgResult> Query(const std::string& sql,
+                             const std::vector<std::string>& params);
+
   std::string dsn_;
   std::unique_ptr<pg::Connection> conn_;
 };

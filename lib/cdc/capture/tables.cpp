@@ -4,6 +4,10 @@
 
 namespace cdc::capture {
 
+std::string EstimateText(uint64_t estimate) {
+  return estimate == 0 ? "estimate unknown" : "~" + std::to_string(estimate);
+}
+
 Result<std::vector<Table>> ListTables(pg::Connection& conn,
                                       const std::string& publication) {
   CDC_ASSIGN_OR_RETURN(

@@ -22,8 +22,14 @@ struct Table {
   char kind = 'r';        // pg_class.relkind: 'r' table, 'p' partitioned
   std::string attnames;   // published columns, as name[] text
   std::string rowfilter;  // the publication's WHERE, or empty
+  // pg_class.reltuples (summed over a partitioned table's leaves); 0 when
+  // unknown: never analysed (-1, or 0 before PostgreSQL 14) or empty.
   uint64_t estimate = 0;
 };
+
+// How a progress line shows an estimate of rows: "~1234", or "estimate
+// unknown" for 0 (a table never analysed says 0 or -1, not its size).
+std::string EstimateText(uint64_t estimate);
 
 // The tables of `publication`, by schema and name.
 Result<std::vector<Table>> ListTables(pg::Connection& conn,

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cdc/base/coding.h"
+#include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/pg/replication.h"
 
@@ -41,6 +42,22 @@ Status ClassifySqlState(const char* code, Status s) {
       c.rfind("22", 0) == 0)
     return Status::Config(s.message());
   return s;
+}
+
+// The server's notices and warnings (e.g. "terminating connection due to
+// immediate shutdown" as it goes down) reach stderr through the program's
+// log, with its name, as one line; libpq's default would print them bare.
+void ReceiveNotice(void*, const PGresult* r) {
+  const char* sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (sev == nullptr) sev = PQresultErrorField(r, PG_DIAG_SEVERITY);
+  const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  const std::string text = "PostgreSQL " + std::string(sev ? sev : "NOTICE") +
+                           ": " +
+                           OneLine(primary ? primary : PQresultErrorMessage(r));
+  const std::string_view s = sev ? sev : "";
+  const bool warning =
+      s == "WARNING" || s == "ERROR" || s == "FATAL" || s == "PANIC";
+  Log(warning ? LogLevel::kWarning : LogLevel::kInfo, text);
 }
 
 }  // namespace
@@ -158,7 +175,7 @@ std::string RedactDsn(const std::string& conninfo) {
 }
 
 Result<std::unique_ptr<Connection>> Connection::Connect(
-    const std::string& conninfo, bool replication) {
+    const std::string& conninfo, bool replication, bool pin_search_path) {
   char* err = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &err);
   if (parsed == nullptr) {
@@ -167,13 +184,16 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
     return Status::Config("invalid --dsn: " + msg);
   }
   PQconninfoFree(parsed);
+  std::string settings =
+      "-c DateStyle=ISO -c TimeZone=UTC -c IntervalStyle=postgres "
+      "-c extra_float_digits=3 -c bytea_output=hex";
+  // reg* types print their names qualified unless visible on the search
+  // path: a role's own search_path must not change the text.
+  if (pin_search_path) settings += " -c search_path=pg_catalog";
   std::vector<const char*> keys = {"dbname", "client_encoding", "options",
                                    "fallback_application_name"};
-  std::vector<const char*> vals = {
-      conninfo.c_str(), "UTF8",
-      "-c DateStyle=ISO -c TimeZone=UTC -c IntervalStyle=postgres "
-      "-c extra_float_digits=3 -c bytea_output=hex",
-      "cdc-capture"};
+  std::vector<const char*> vals = {conninfo.c_str(), "UTF8", settings.c_str(),
+                                   "cdc-capture"};
   if (replication) {
     keys.push_back("replication");
     vals.push_back("database");
@@ -183,6 +203,7 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
   PGconn* c = PQconnectdbParams(keys.data(), vals.data(), /*expand=*/1);
   if (c == nullptr) return Status::Internal("libpq: out of memory");
   std::unique_ptr<Connection> conn(new Connection(c));
+  PQsetNoticeReceiver(c, ReceiveNotice, nullptr);
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = OneLine(PQerrorMessage(c));
     if (msg.find("password authentication failed") != std::string::npos ||

@@ -71,9 +71,14 @@ struct SystemIdentity {
 class Connection {
  public:
   // Unavailable when the server cannot be reached, Permission when it
-  // refuses our credentials, Config for a malformed conninfo.
+  // refuses our credentials, Config for a malformed conninfo. The session's
+  // settings are pinned (UTF8, ISO dates in UTC, round-trip floats, hex
+  // bytea, search_path pg_catalog) so no role or database setting changes
+  // the text of a value; `pin_search_path` false keeps the role's
+  // search_path, for resolving names a user gave without a schema.
   static Result<std::unique_ptr<Connection>> Connect(
-      const std::string& conninfo, bool replication);
+      const std::string& conninfo, bool replication,
+      bool pin_search_path = true);
   ~Connection();
 
   // Runs one command; error unless it returned tuples or completed.
