@@ -41,6 +41,8 @@ constexpr const char* kTypesSchema =
     R"({"name":"bits","type_oid":1560,"type_mod":10,"key":false},)"
     R"({"name":"vbits","type_oid":1562,"key":false},)"
     R"({"name":"span","type_oid":1186,"key":false},)"
+    R"({"name":"f4","type_oid":700,"key":false},)"
+    R"({"name":"f8","type_oid":701,"key":false},)"
     R"({"name":"note","type_oid":25,"key":false}]})";
 
 constexpr const char* kTypesRow =
@@ -52,7 +54,7 @@ constexpr const char* kTypesRow =
     R"("tstz0":"2026-11-29T07:41:02.000000Z","raw":"AQL/","doc":{"a":[1]},)"
     R"("cash":"$1,234.11","flag":"1","vflag":"0","bits":"0000000101",)"
     R"("vbits":"1000000001","span":"1 year 2 mons 3 days 04:05:06.78",)"
-    R"("note":"12.50"})";
+    R"("f4":1.5,"f8":-2.25,"note":"12.50"})";
 
 // The line for an insert of `row` into the table of kTypesSchema.
 std::string RenderTypesLine(const RenderOptions& base, const std::string& row,
@@ -263,6 +265,51 @@ TEST_CASE("debezium values: --decimal-handling double as Double.toString",
   // The smallest double: Java picks the closer two-digit decimal.
   CHECK(text("0." + std::string(323, '0') + "49406564584124654") == "4.9E-324");
   CHECK(ValueText("cash", R"("$12,345,678.90")", o) == "1.23456789E7");
+}
+
+TEST_CASE("debezium values: real and double precision as Java prints them",
+          "[event][debezium]") {
+  // Jackson writes a FLOAT32 with Float.toString and a FLOAT64 with
+  // Double.toString; the log holds PostgreSQL's digits, put into the row
+  // as they are (a JSON library would rewrite them).
+  auto text = [](const std::string& name, const std::string& v) {
+    std::string row = kTypesRow;
+    const std::string was = name == "f4" ? R"("f4":1.5)" : R"("f8":-2.25)";
+    row.replace(row.find(was), was.size(), "\"" + name + "\":" + v);
+    std::string line = RenderTypesLine(RenderOptions{}, row);
+    const size_t b = line.find("\"" + name + "\":") + name.size() + 3;
+    return line.substr(b, line.find_first_of(",}", b) - b);
+  };
+  auto f4 = [&](const std::string& v) { return text("f4", v); };
+  auto f8 = [&](const std::string& v) { return text("f8", v); };
+  CHECK(f4("3.4028235e+38") == "3.4028235E38");  // the largest float
+  CHECK(f4("1.4e-45") == "1.4E-45");             // the smallest
+  CHECK(f4("0.1") == "0.1");
+  // Read as a float, so a float's shortest digits, whatever PostgreSQL's
+  // extra_float_digits printed (as a double, 0.100000001).
+  CHECK(f4("0.100000001") == "0.1");
+  CHECK(f4("3.40282347e+38") == "3.4028235E38");
+  CHECK(f4("16777216") == "1.6777216E7");
+  CHECK(f4("9.999999e-04") == "9.999999E-4");
+  CHECK(f4("-1") == "-1.0");
+  CHECK(f4("-0") == "-0.0");
+  CHECK(f8("1e-310") == "1.0E-310");  // subnormal
+  CHECK(f8("1.7976931348623157e+308") == "1.7976931348623157E308");
+  CHECK(f8("4.9e-324") == "4.9E-324");
+  CHECK(f8("1") == "1.0");
+  CHECK(f8("100") == "100.0");
+  CHECK(f8("9999999") == "9999999.0");
+  CHECK(f8("1e+07") == "1.0E7");
+  CHECK(f8("0.001") == "0.001");
+  CHECK(f8("0.0001") == "1.0E-4");
+  CHECK(f8("0.1") == "0.1");
+  CHECK(f8("123456.789") == "123456.789");
+  CHECK(f8("-2.5e+20") == "-2.5E20");
+  CHECK(f8("0") == "0.0");
+  // NaN and the infinities are strings in the log and in Jackson's output.
+  CHECK(f4(R"("NaN")") == R"("NaN")");
+  CHECK(f8(R"("Infinity")") == R"("Infinity")");
+  CHECK(f8(R"("-Infinity")") == R"("-Infinity")");
 }
 
 TEST_CASE("debezium values: money parsed from the lc_monetary text",

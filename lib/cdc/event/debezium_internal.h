@@ -24,6 +24,10 @@ inline void AppendInt(int64_t v, std::string* out) {
 // the strings "NaN", "Infinity" and "-Infinity".
 void AppendJavaDouble(double d, std::string* out);
 
+// The same for a Java float (Float.toString): a float's shortest digits,
+// so 0.1f is "0.1", not the double's "0.10000000149011612".
+void AppendJavaFloat(float f, std::string* out);
+
 // Java's (long) and (int) casts of a double: toward zero, saturating, NaN
 // to 0.
 int64_t JavaDoubleToLong(double d);

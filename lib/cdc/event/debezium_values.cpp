@@ -1,7 +1,8 @@
-// Debezium's value conventions for numbers (numeric, money), bit strings,
-// bytea and JSON; the date and time types are in debezium_time.cpp. The
-// reference is Debezium's PostgresValueConverter and JsonConverter (2.7;
-// HEAD where it differs), as cdc-tail(1), FORMATS, describes.
+// Debezium's value conventions for numbers (numeric, money, real, double
+// precision), bit strings, bytea and JSON; the date and time types are in
+// debezium_time.cpp. The reference is Debezium's PostgresValueConverter and
+// JsonConverter (2.7; HEAD where it differs), as cdc-tail(1), FORMATS,
+// describes.
 #include "cdc/event/debezium_values.h"
 
 #include <algorithm>
@@ -16,26 +17,30 @@ namespace cdc::event {
 
 namespace dbz {
 
-// Java's Double.toString (JDK 19 and later: the shortest digits that read
-// back as the same double, which std::to_chars gives): plain "123.45" for
-// 1e-3 <= |d| < 1e7, with at least one digit after the point ("12.0");
-// otherwise "d.dddE[-]n" ("1.23456789E7", "1.0E-4").
-void AppendJavaDouble(double d, std::string* out) {
-  if (std::isnan(d)) {
+namespace {
+
+// Java's Double.toString and Float.toString (JDK 19 and later: the
+// shortest digits that read back as the same double or float, which
+// std::to_chars on that type gives): plain "123.45" for 1e-3 <= |v| < 1e7,
+// with at least one digit after the point ("12.0"); otherwise
+// "d.dddE[-]n" ("1.23456789E7", "1.0E-4").
+template <typename T>
+void AppendJavaFloating(T v, std::string* out) {
+  if (std::isnan(v)) {
     out->append("\"NaN\"");
     return;
   }
-  if (std::isinf(d)) {
-    out->append(d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  if (std::isinf(v)) {
+    out->append(v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     return;
   }
-  if (d == 0) {
-    out->append(std::signbit(d) ? "-0.0" : "0.0");
+  if (v == 0) {
+    out->append(std::signbit(v) ? "-0.0" : "0.0");
     return;
   }
   char buf[40];
   auto [end, ec] =
-      std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+      std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
   (void)ec;
   // [-]D[.DDD]e(+|-)XX
   const char* p = buf;
@@ -53,15 +58,16 @@ void AppendJavaDouble(double d, std::string* out) {
   (void)std::from_chars(p, end, exp);
   if (n == 1) {
     // Java chooses among decimals of one *or two* digits the one closest
-    // to d: two digits win where one is far off (4.9E-324, not 5.0E-324).
+    // to v: two digits win where one is far off (4.9E-324, not 5.0E-324;
+    // 1.4E-45 for the smallest float).
     char two[40];
-    auto [e2, ec2] = std::to_chars(two, two + sizeof two, d,
+    auto [e2, ec2] = std::to_chars(two, two + sizeof two, v,
                                    std::chars_format::scientific, 1);
     (void)ec2;
-    double back = 0;
+    T back = 0;
     (void)std::from_chars(two, e2, back);
     const char* q = two[0] == '-' ? two + 1 : two;  // D.De(+|-)XX
-    if (back == d && q[2] != '0') {
+    if (back == v && q[2] != '0') {
       digits[0] = q[0];
       digits[1] = q[2];
       n = 2;
@@ -97,12 +103,21 @@ void AppendJavaDouble(double d, std::string* out) {
   }
 }
 
+}  // namespace
+
+void AppendJavaDouble(double d, std::string* out) {
+  AppendJavaFloating(d, out);
+}
+
+void AppendJavaFloat(float f, std::string* out) { AppendJavaFloating(f, out); }
+
 }  // namespace dbz
 
 namespace {
 
 using dbz::AppendInt;
 using dbz::AppendJavaDouble;
+using dbz::AppendJavaFloat;
 
 // A decimal number: sign, the digits before and after the point.
 struct DecimalText {
@@ -403,6 +418,30 @@ bool AppendBits(std::string_view s, int32_t typmod, std::string* out) {
   return true;
 }
 
+// real and double precision: Debezium's FLOAT32 and FLOAT64 (a Java float
+// and double), which Jackson writes with Float.toString and
+// Double.toString. The log holds PostgreSQL's digits as a JSON number
+// ("3.4028235e+38"), read back as the column's own type: a real is parsed
+// as a float, so its shortest digits are a float's. NaN and the
+// infinities, strings in the log, are Jackson's strings already. False
+// for anything else.
+bool AppendFloating(std::string_view v, bool single, std::string* out) {
+  const char* const b = v.data();
+  const char* const e = b + v.size();
+  if (single) {
+    float f = 0;
+    auto [end, ec] = std::from_chars(b, e, f);
+    if (ec != std::errc() || end != e) return false;
+    AppendJavaFloat(f, out);
+  } else {
+    double d = 0;
+    auto [end, ec] = std::from_chars(b, e, d);
+    if (ec != std::errc() || end != e) return false;
+    AppendJavaDouble(d, out);
+  }
+  return true;
+}
+
 // bytea's base64 (as stored) in lowercase hex, for binary.handling.mode
 // hex. False for text that is not base64.
 bool AppendBase64AsHex(std::string_view in, std::string* out) {
@@ -445,6 +484,8 @@ bool DebeziumConverts(uint32_t oid, const RenderOptions& o) {
   switch (oid) {
     case pgtype::kBytea:
       return o.binary_handling == BinaryHandling::kHex;
+    case pgtype::kFloat4:
+    case pgtype::kFloat8:
     case pgtype::kNumeric:
     case pgtype::kMoney:
     case pgtype::kBit:
@@ -483,6 +524,10 @@ void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
       if (o.binary_handling == BinaryHandling::kHex &&
           PlainStringContent(v, &s) && AppendBase64AsHex(s, out))
         return;
+      break;
+    case pgtype::kFloat4:
+    case pgtype::kFloat8:
+      if (AppendFloating(v, oid == pgtype::kFloat4, out)) return;
       break;
     case pgtype::kMoney:
       if (PlainStringContent(v, &s) && AppendMoney(s, o, out)) return;

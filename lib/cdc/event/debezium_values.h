@@ -14,7 +14,8 @@ namespace cdc::event {
 
 // PostgreSQL type oids the conversions know.
 namespace pgtype {
-inline constexpr uint32_t kBytea = 17, kJson = 114, kMoney = 790, kDate = 1082,
+inline constexpr uint32_t kBytea = 17, kJson = 114, kFloat4 = 700,
+                          kFloat8 = 701, kMoney = 790, kDate = 1082,
                           kTime = 1083, kTimestamp = 1114, kTimestamptz = 1184,
                           kInterval = 1186, kTimetz = 1266, kBit = 1560,
                           kVarbit = 1562, kNumeric = 1700, kJsonb = 3802;
