@@ -404,6 +404,42 @@ TEST_CASE("debezium snapshot markers follow the stored table markers",
   CHECK(b["source"]["snapshot"] == "first_in_data_collection");
 }
 
+TEST_CASE("debezium marks incremental snapshot rows as the connector does",
+          "[event][debezium]") {
+  // PostgresSourceInfoStructMaker: snapshot "incremental" and no txId,
+  // lsn or xmin; the rows are read outside the stream, so no transaction
+  // block, and the watermark transaction's own events do not count them.
+  auto r = Make(1);
+  r->Restart(true);
+  const std::string inc = R"(,"snapshot":"incremental")";
+  std::string out;
+  REQUIRE(r->Append(1, Ev("0/100", 9, 'r', "a", Insert(1) + inc), false, &out)
+              .ok());
+  REQUIRE(r->Skip(2, Ev("0/100", 9, 'r', "a", Insert(2) + inc), false).ok());
+  const std::string tail =
+      R"("snapshot":"incremental","db":"postgres",)"
+      R"("sequence":"[null,\"256\"]","schema":"public","table":"a",)"
+      R"("txId":null,"lsn":null,"xmin":null},"op":"r","ts_ms":0,"ts_us":1,)"
+      R"("ts_ns":1000,"transaction":null})"
+      "\n";
+  REQUIRE(out.size() > tail.size());
+  CHECK(out.substr(out.size() - tail.size()) == tail);
+  CHECK(out.rfind(R"({"before":null,"after":{"id":1},"source":)", 0) == 0);
+  Json m = Render(
+      *r, 3,
+      Ev("0/100", 9, 'm', "a",
+         R"(,"prefix":"cdc.snapshot","content":"{}","transactional":true)"),
+      true);
+  CHECK(m["transaction"]["total_order"] == 1);
+  CHECK(m["source"]["txId"] == 9);
+  // An initial snapshot's rows keep their markers and position.
+  Json first = Render(
+      *r, 4, Ev("0/200", 0, 'r', "a", Insert(1) + R"(,"snapshot":"only")"),
+      true);
+  CHECK(first["source"]["snapshot"] == "last");
+  CHECK(first["source"]["lsn"] == 512);
+}
+
 TEST_CASE("debezium writes a JSON null document as \"null\" in every row",
           "[event][debezium]") {
   auto r = Make(1, true);

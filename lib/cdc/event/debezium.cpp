@@ -78,7 +78,7 @@ class DebeziumRenderer : public Renderer {
       Learn();
       Boundary(last);
     } else {
-      Track(last);
+      Track(last, !IsIncrementalRead());
     }
     return Status::OK();
   }
@@ -97,7 +97,11 @@ class DebeziumRenderer : public Renderer {
       Status s = MessageContent(&content);
       if (!s.ok()) return s;
     }
-    const uint64_t order = Track(last);
+    // A row of an incremental snapshot is no change of the transaction it
+    // was written in: the connector reads it outside the stream, so it
+    // has no transaction block, txId or lsn, and is not counted.
+    const bool incremental = IsIncrementalRead();
+    const uint64_t order = Track(last, !incremental);
     const bool known = order > 0;
     rel_ = FindRelation();
     if (with_key_) {
@@ -129,7 +133,8 @@ class DebeziumRenderer : public Renderer {
       AppendAfter(out);
       out->push_back(',');
     }
-    AppendSource(op == 'r' ? SnapshotMarker(last, order) : "\"false\"", out);
+    AppendSource(op == 'r' ? SnapshotMarker(last, order) : "\"false\"",
+                 !incremental, out);
     out->append(",\"op\":\"");
     out->push_back(op);
     out->push_back('"');
@@ -218,10 +223,14 @@ class DebeziumRenderer : public Renderer {
   }
 
   // Counts a change (or message) in its transaction (Debezium's
-  // TransactionMonitor); returns its total_order, or 0 when the start of
-  // the transaction was not seen.
-  uint64_t Track(bool last) {
+  // TransactionMonitor) when `counted`; returns its total_order, or 0 when
+  // the start of the transaction was not seen or it is not counted.
+  uint64_t Track(bool last, bool counted) {
     NewTransactionIfNeeded();
+    if (!counted) {
+      EndIfLast(last);
+      return 0;
+    }
     ++total_;
     uint64_t order = known_ ? total_ : 0;
     collection_order_ = 0;
@@ -256,6 +265,12 @@ class DebeziumRenderer : public Renderer {
     return order;
   }
 
+  // Whether the event is a row of an incremental snapshot (op r, stored
+  // with "snapshot":"incremental"), not of the initial snapshot.
+  bool IsIncrementalRead() const {
+    return f_.op_code == 'r' && f_.snapshot == "\"incremental\"";
+  }
+
   // source.snapshot of a snapshot read, as Debezium's
   // RelationalSnapshotChangeEventSource.setSnapshotMarker has it (with one
   // snapshot thread, its default), from the stored "snapshot" member
@@ -263,8 +278,10 @@ class DebeziumRenderer : public Renderer {
   // snapshot's transaction: "last" for its last event, "first" for its
   // first (the first table's first row; `order` 1), then
   // "last_in_data_collection" and "first_in_data_collection" for a
-  // table's last and first rows, and "true" for the others.
+  // table's last and first rows, and "true" for the others. A row of an
+  // incremental snapshot is "incremental" (SnapshotRecord.INCREMENTAL).
   std::string_view SnapshotMarker(bool last, uint64_t order) const {
+    if (IsIncrementalRead()) return "\"incremental\"";
     if (last) return "\"last\"";
     const std::string_view tag = f_.snapshot;
     const bool first = tag == "\"first\"", only = tag == "\"only\"";
@@ -458,7 +475,10 @@ class DebeziumRenderer : public Renderer {
     out->push_back('}');
   }
 
-  void AppendSource(std::string_view snapshot, std::string* out) const {
+  // `position`: txId and lsn, which PostgresSourceInfoStructMaker leaves
+  // out (null) for an incremental snapshot's rows, as it does xmin.
+  void AppendSource(std::string_view snapshot, bool position,
+                    std::string* out) const {
     out->append("\"source\":");
     out->append(src_head_);
     out->append(",\"snapshot\":");
@@ -468,7 +488,8 @@ class DebeziumRenderer : public Renderer {
     out->append(f_.schema.empty() ? std::string_view("\"\"") : f_.schema);
     out->append(",\"table\":");
     out->append(f_.table.empty() ? std::string_view("\"\"") : f_.table);
-    out->append(txid_lsn_);
+    out->append(position ? std::string_view(txid_lsn_)
+                         : ",\"txId\":null,\"lsn\":null,\"xmin\":null}");
   }
 
   // A message's content as base64: stored as text (UTF-8) or, when it was
