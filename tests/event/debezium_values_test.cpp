@@ -56,9 +56,10 @@ constexpr const char* kTypesRow =
     R"("vbits":"1000000001","span":"1 year 2 mons 3 days 04:05:06.78",)"
     R"("f4":1.5,"f8":-2.25,"note":"12.50"})";
 
-// The line for an insert of `row` into the table of kTypesSchema.
+// The line for an insert (or, with `op` r, a snapshot read) of `row` into
+// the table of kTypesSchema.
 std::string RenderTypesLine(const RenderOptions& base, const std::string& row,
-                            const std::string& extra = "") {
+                            const std::string& extra = "", char op = 'c') {
   RenderOptions o = base;
   o.format = Format::kDebezium;
   o.clock = [] { return int64_t{0}; };
@@ -72,8 +73,8 @@ std::string RenderTypesLine(const RenderOptions& base, const std::string& row,
   REQUIRE(r->Skip(1, ev('s', kTypesSchema), false).ok());
   std::string out;
   REQUIRE(r->Append(2,
-                    ev('c', R"(,"key":{"id":1},"before":null,"after":)" + row +
-                                extra + "}"),
+                    ev(op, R"(,"key":{"id":1},"before":null,"after":)" + row +
+                               extra + "}"),
                     true, &out)
               .ok());
   return out;
@@ -374,8 +375,8 @@ TEST_CASE("debezium values: interval as MicroDuration", "[event][debezium]") {
 
 TEST_CASE("debezium values: infinities and years past 9999",
           "[event][debezium]") {
-  // Dates: LocalDate -5877611-06-21 (infinity) and -5877611-06-22
-  // (-infinity) as epoch days.
+  // Dates, streamed: LocalDate -5877611-06-21 (infinity) and
+  // -5877611-06-22 (-infinity) as epoch days.
   CHECK(Value("day", R"("infinity")") == int64_t{-2147472692});
   CHECK(Value("day", R"("-infinity")") == int64_t{-2147472691});
   // Timestamps: pgjdbc's DATE_POSITIVE/NEGATIVE_INFINITY as µs, or ms.
@@ -391,6 +392,35 @@ TEST_CASE("debezium values: infinities and years past 9999",
         "+294247-01-01T23:59:59.999Z");
   CHECK(Value("tstz", R"("-0043-03-15T10:00:00.000000Z")") ==
         "-0043-03-15T10:00:00.000000Z");  // as stored
+}
+
+TEST_CASE("debezium values: a date's infinities follow the connector's path",
+          "[event][debezium]") {
+  // The connector streams them as -5877611-06-21 and -22 (DateTimeFormat)
+  // and reads them in a snapshot as pgjdbc's java.sql.Date stand-ins,
+  // which a JVM in UTC turns into these days.
+  auto day = [](const std::string& v, char op,
+                const RenderOptions& o = RenderOptions{}) {
+    std::string row = kTypesRow;
+    const std::string was = R"("day":"2026-11-29")";
+    row.replace(row.find(was), was.size(), R"("day":)" + v);
+    std::string line = RenderTypesLine(o, row, "", op);
+    const size_t b = line.find(R"("day":)") + 6;
+    return line.substr(b, line.find_first_of(",}", b) - b);
+  };
+  CHECK(day(R"("infinity")", 'c') == "-2147472692");
+  CHECK(day(R"("-infinity")", 'c') == "-2147472691");
+  CHECK(day(R"("infinity")", 'r') == "-622191234");
+  CHECK(day(R"("-infinity")", 'r') == "-625821272");
+  RenderOptions connect;  // a Connect Date: the same days
+  connect.time_precision = TimePrecision::kConnect;
+  CHECK(day(R"("infinity")", 'r', connect) == "-622191234");
+  CHECK(day(R"("infinity")", 'c', connect) == "-2147472692");
+  // Other dates and timestamps are the same on both paths.
+  CHECK(day(R"("2026-11-29")", 'r') == "20786");
+  const std::string ts =
+      RenderTypesLine(RenderOptions{}, RowWith("ts", R"("infinity")"), "", 'r');
+  CHECK(ts.find(R"("ts":9223372036825200000,)") != std::string::npos);
 }
 
 TEST_CASE("debezium values: null, unknown relations and old logs as stored",

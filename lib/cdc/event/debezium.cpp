@@ -440,7 +440,8 @@ class DebeziumRenderer : public Renderer {
                  IsJsonNull(section, *col)) {
         out->append("\"null\"");
       } else {
-        AppendDebeziumValue(value, col->oid, col->typmod, o_, out);
+        AppendDebeziumValue(value, col->oid, col->typmod, o_, f_.op_code == 'r',
+                            out);
       }
       ws();
       if (p < row.size() && row[p] == ',') ++p;

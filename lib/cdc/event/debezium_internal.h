@@ -35,8 +35,10 @@ int32_t JavaDoubleToInt(double d);
 
 // The Debezium form of the content `s` (a JSON string's, without quotes
 // or escapes) of a date, time, timetz, timestamp, timestamptz or interval
-// value. False, appending nothing, when `s` is not a form it reads.
+// value; `snapshot_read` as for AppendDebeziumValue. False, appending
+// nothing, when `s` is not a form it reads.
 bool AppendTimeValue(std::string_view s, uint32_t oid, int32_t typmod,
-                     const RenderOptions& o, std::string* out);
+                     const RenderOptions& o, bool snapshot_read,
+                     std::string* out);
 
 }  // namespace cdc::event::dbz

@@ -41,13 +41,25 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-// Debezium's stand-ins for PostgreSQL's infinities (PostgresValueConverter):
-// dates are LocalDate.parse("-5877611-06-21") for infinity and
-// "-5877611-06-22" for -infinity, as epoch days (DaysFromCivil and Java's
-// LocalDate.toEpochDay agree: -2147472692 and -2147472691); timestamps are
-// pgjdbc's PGStatement.DATE_POSITIVE_INFINITY / DATE_NEGATIVE_INFINITY
-// taken as µs, in ms where the schema is in ms (exact: both end in 000).
+// Debezium's stand-ins for PostgreSQL's infinities (PostgresValueConverter).
+// A date's depends on the connector's path to the value. Streamed
+// (pgoutput text, DateTimeFormat.date) they are LocalDate.parse
+// ("-5877611-06-21") for infinity and "-5877611-06-22" for -infinity, as
+// epoch days -2147472692 and -2147472691: PostgreSQL's own day numbers
+// for them (INT32_MAX and INT32_MIN days from 2000-01-01) moved to 1970 in
+// 32-bit arithmetic, so infinity wraps around below -infinity. Read by a
+// snapshot (JDBC), the value is pgjdbc's java.sql.Date stand-in
+// (PGStatement.DATE_POSITIVE_INFINITY / DATE_NEGATIVE_INFINITY ms), which
+// Date.toEpochDay turns into a LocalDate with java.sql.Date.toLocalDate
+// (in the JVM's time zone, and java.util.Date's Julian calendar for the
+// negative one) and then into an int: -622191234 and -625821272 in a JVM
+// running in UTC or a zone behind it (one more in a zone ahead of UTC).
+// Timestamps are the same on both paths: pgjdbc's DATE_POSITIVE_INFINITY
+// / DATE_NEGATIVE_INFINITY taken as µs, in ms where the schema is in ms
+// (exact: both end in 000).
 constexpr int64_t kDateInfinity = -2147472692, kDateMinusInfinity = -2147472691;
+constexpr int64_t kSnapshotDateInfinity = -622191234,
+                  kSnapshotDateMinusInfinity = -625821272;
 constexpr int64_t kTimestampInfinityUs = 9223372036825200000;
 constexpr int64_t kTimestampMinusInfinityUs = -9223372036832400000;
 static_assert(kTimestampInfinityUs % 1000 == 0 &&
@@ -240,15 +252,16 @@ int64_t DurationMicros(const IntervalFields& f) {
 }  // namespace
 
 bool AppendTimeValue(std::string_view s, uint32_t oid, int32_t typmod,
-                     const RenderOptions& o, std::string* out) {
+                     const RenderOptions& o, bool snapshot_read,
+                     std::string* out) {
   switch (oid) {
     case pgtype::kDate: {
       // io.debezium.time.Date / Connect Date: days since the epoch.
       int64_t days;
       if (s == "infinity") {
-        days = kDateInfinity;
+        days = snapshot_read ? kSnapshotDateInfinity : kDateInfinity;
       } else if (s == "-infinity") {
-        days = kDateMinusInfinity;
+        days = snapshot_read ? kSnapshotDateMinusInfinity : kDateMinusInfinity;
       } else if (s.size() != 10 || !ParseDate(s, &days)) {
         return false;
       }

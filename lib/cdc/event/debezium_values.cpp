@@ -505,7 +505,8 @@ bool DebeziumConverts(uint32_t oid, const RenderOptions& o) {
 }
 
 void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
-                         const RenderOptions& o, std::string* out) {
+                         const RenderOptions& o, bool snapshot_read,
+                         std::string* out) {
   if (v == "null") {
     out->append(v);
     return;
@@ -538,7 +539,7 @@ void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
       break;
     default:
       if (PlainStringContent(v, &s) &&
-          dbz::AppendTimeValue(s, oid, typmod, o, out))
+          dbz::AppendTimeValue(s, oid, typmod, o, snapshot_read, out))
         return;
       break;
   }

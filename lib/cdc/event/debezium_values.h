@@ -26,12 +26,16 @@ bool DebeziumConverts(uint32_t oid, const RenderOptions& o);
 
 // Appends the Debezium form of the stored JSON value `v` (its text, as
 // the log holds it) of a column of type `oid` with modifier `typmod` (-1:
-// none). A value this cannot read (a form the writer does not produce,
+// none). `snapshot_read`: the value is of a row read by a snapshot (op r,
+// initial or incremental), which the connector reads through JDBC rather
+// than from the stream; a few values (a date's infinities) differ between
+// the two. A value this cannot read (a form the writer does not produce,
 // money in a locale whose form it does not know, numeric NaN in precise
 // mode, for which Debezium has no value) is appended as stored. The JSON
 // null of a json column is the caller's to tell from SQL NULL (the event's
 // "json_null"): this appends null for both.
 void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
-                         const RenderOptions& o, std::string* out);
+                         const RenderOptions& o, bool snapshot_read,
+                         std::string* out);
 
 }  // namespace cdc::event
