@@ -114,6 +114,18 @@ PY
   fail "--watermarks shows no watermark"
 [ "$(cdc-tail --log "$T/log" --op m | grep -c '"prefix":"cdc.snapshot"')" = 0 ] ||
   fail "watermarks are shown without --watermarks"
+# --format debezium marks the rows as the connector does: "incremental",
+# no txId, lsn or transaction block.
+cdc-tail --log "$T/log" --format debezium --op r | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+assert ev, "no snapshot rows"
+for e in ev:
+    s = e["source"]
+    assert s["snapshot"] == "incremental", s
+    assert s["txId"] is None and s["lsn"] is None and s["xmin"] is None, s
+    assert e["transaction"] is None, e
+' || fail "--format debezium: incremental snapshot rows are not marked as the connector marks them"
 grep -q '^cdc_capture_incremental_snapshot_rows_total [1-9]' "$T/cdc.prom" ||
   fail "metrics: $(grep incremental "$T/cdc.prom")"
 python3 - "$T/ages" "$T/latency" "$t0" "$t1" <<'PY' || fail "long transactions or a stalled stream"
