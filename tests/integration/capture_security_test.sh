@@ -85,8 +85,11 @@ modes() { find "$1" -printf '%m %y %P\n' | sort -k3; }
 bad=$(modes "$T/log" | awk '($2 == "d" && $1 != 700) || ($2 == "f" && $1 != 600)')
 [ -z "$bad" ] || fail "not private: $bad"
 [ "$(stat -c %a "$T/metrics.prom")" = 644 ] || fail "metrics mode $(stat -c %a "$T/metrics.prom")"
-echo '{"lsn":"0/10","xid":1,"ts":"2026-01-01T00:00:00Z","op":"c","schema":"s","table":"t","key":null,"before":null,"after":{"a":1}}' |
+# A schema event too, so schemas.ndjson is made.
+printf '%s\n' '{"lsn":"0/10","xid":1,"ts":"2026-01-01T00:00:00Z","op":"s","schema":"s","table":"t","key":null,"before":null,"after":null,"columns":[]}' \
+  '{"lsn":"0/20","xid":2,"ts":"2026-01-01T00:00:00Z","op":"c","schema":"s","table":"t","key":null,"before":null,"after":{"a":1}}' |
   CDC_GROUP_ACCESS=1 cdc-log import --log "$T/shared" -q
+[ -f "$T/shared/schemas.ndjson" ] || fail "no schemas.ndjson to check the mode of"
 CDC_GROUP_ACCESS=1 cdc-tail --log "$T/shared" -c reader > /dev/null
 bad=$(modes "$T/shared" | awk '($2 == "d" && $1 != 750) || ($2 == "f" && $3 != "consumers.db" && $1 != 640) || ($3 == "consumers.db" && $1 != 660)')
 [ -z "$bad" ] || fail "group access: $bad"

@@ -232,7 +232,7 @@ Status LogWriter::AppendSchema(std::string_view event) {
   const std::string path = SchemasPath(dir_);
   if (!schemas_fd_.valid()) {
     CDC_ASSIGN_OR_RETURN(schemas_fd_,
-                         OpenFile(path, O_RDWR | O_CREAT | O_EXCL, 0600));
+                         OpenFile(path, O_RDWR | O_CREAT | O_EXCL, NewFileMode()));
     CDC_RETURN_IF_ERROR(SyncDir(dir_));
     schemas_size_ = 0;
   }
