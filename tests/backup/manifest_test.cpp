@@ -114,14 +114,18 @@ TEST_CASE("a manifest with holes or foreign paths is refused", "[backup]") {
   end.end_seq = 40;
   CHECK(ParseManifest(ManifestJson(end), "m").status().message() ==
         "m: segments end at seq 31, the manifest says 40");
-  for (const char* p : {"../x", "/etc/passwd", "segments/../../x.seg",
-                        "segments/1.seg", "LOCK", "durable"}) {
+  for (const char* p :
+       {"../x", "/etc/passwd", "segments/../../x.seg", "segments/1.seg", "LOCK",
+        "durable", "snapshots/../log.json", "snapshots/a/b.json",
+        "snapshots/.json", "snapshots/x.json.tmp", "snapshots/x y.json",
+        "snapshots/"}) {
     Manifest bad = Sample();
     bad.files[0].path = p;
     CHECK(ParseManifest(ManifestJson(bad), "m").status().code() ==
           Code::kCheckFailed);
   }
   CHECK(IsBackupPath("segments/00000000000000000001.seg.sealed"));
+  CHECK(IsBackupPath("snapshots/20261201T221500Z-3f2a91.json"));
   CHECK(IsBackupPath("manifest.json", true));
   CHECK_FALSE(IsBackupPath("manifest.json"));
 }

@@ -9,6 +9,7 @@
 #include "cdc/backup/source.h"
 #include "cdc/base/fs.h"
 #include "cdc/base/sha256.h"
+#include "cdc/log/snapshots.h"
 #include "cdc/log/verify.h"
 
 namespace cdc::backup {
@@ -26,8 +27,12 @@ std::string Where(const std::string& path) {
 
 class Checker {
  public:
-  Checker(const CheckOptions& o, std::string restore_dir, int file_mode)
-      : o_(o), restore_dir_(std::move(restore_dir)), file_mode_(file_mode) {}
+  Checker(const CheckOptions& o, std::string restore_dir, int dir_mode,
+          int file_mode)
+      : o_(o),
+        restore_dir_(std::move(restore_dir)),
+        dir_mode_(dir_mode),
+        file_mode_(file_mode) {}
 
   Result<CheckReport> Run();
 
@@ -43,7 +48,9 @@ class Checker {
 
   const CheckOptions& o_;
   std::string restore_dir_;
+  int dir_mode_;
   int file_mode_;
+  bool snapshots_dir_ = false;
   CheckReport rep_;
   uint64_t total_ = 0;
 };
@@ -68,6 +75,11 @@ Result<LoadedManifest> Checker::ReadOne(
     FileHandle out;
     std::string opath;
     if (!restore_dir_.empty() && want(name)) {
+      if (IsSnapshotRequestPath(name) && !snapshots_dir_) {
+        CDC_RETURN_IF_ERROR(MakePrivateDir(
+            JoinPath(restore_dir_, log::kSnapshotsDir), dir_mode_));
+        snapshots_dir_ = true;
+      }
       opath = JoinPath(restore_dir_, name);
       CDC_ASSIGN_OR_RETURN(
           out, OpenFile(opath, O_WRONLY | O_CREAT | O_EXCL, file_mode_));
@@ -181,7 +193,7 @@ Result<CheckReport> Checker::Run() {
 }  // namespace
 
 Result<CheckReport> VerifyBackup(const CheckOptions& o) {
-  Checker c(o, "", 0);
+  Checker c(o, "", 0, 0);
   return c.Run();
 }
 
@@ -203,7 +215,7 @@ Result<CheckReport> RestoreBackup(const RestoreOptions& o) {
   } cleanup{tmp};
   CDC_RETURN_IF_ERROR(MakePrivateDir(tmp, o.dir_mode));
   CDC_RETURN_IF_ERROR(MakePrivateDir(JoinPath(tmp, "segments"), o.dir_mode));
-  Checker c(o.check, tmp, o.file_mode);
+  Checker c(o.check, tmp, o.dir_mode, o.file_mode);
   CDC_ASSIGN_OR_RETURN(CheckReport rep, c.Run());
   if (!rep.ok()) return rep;
   // Every byte is the backup's; now the log as a log: frames, seqs, seals.
@@ -216,6 +228,8 @@ Result<CheckReport> RestoreBackup(const RestoreOptions& o) {
                            std::to_string(rep.manifest.end_seq));
   if (!rep.ok()) return rep;
   CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp, "segments")));
+  if (PathExists(JoinPath(tmp, log::kSnapshotsDir)))
+    CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp, log::kSnapshotsDir)));
   CDC_RETURN_IF_ERROR(SyncDir(tmp));
   CDC_RETURN_IF_ERROR(PublishDir(tmp, target));
   cleanup.keep = true;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -25,6 +26,7 @@
 #include "cdc/log/scan.h"
 #include "cdc/log/schemas.h"
 #include "cdc/log/segment.h"
+#include "cdc/log/snapshots.h"
 
 namespace cdc::backup {
 
@@ -104,6 +106,11 @@ class DirOut : public Out {
     return MakePrivateDir(JoinPath(tmp_, "segments"));
   }
   Status Begin(const std::string& rel, uint64_t) override {
+    // snapshots/ exists only in backups of logs that have requests.
+    if (IsSnapshotRequestPath(rel) && !snapshots_dir_) {
+      CDC_RETURN_IF_ERROR(MakePrivateDir(JoinPath(tmp_, log::kSnapshotsDir)));
+      snapshots_dir_ = true;
+    }
     path_ = JoinPath(tmp_, rel);
     CDC_ASSIGN_OR_RETURN(f_,
                          OpenFile(path_, O_WRONLY | O_CREAT | O_EXCL, 0600));
@@ -142,6 +149,8 @@ class DirOut : public Out {
       CDC_RETURN_IF_ERROR(SyncFile(u.f.fd(), u.path));
     }
     if (sync_) CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, "segments")));
+    if (sync_ && snapshots_dir_)
+      CDC_RETURN_IF_ERROR(SyncDir(JoinPath(tmp_, log::kSnapshotsDir)));
     const std::string mpath = JoinPath(tmp_, kManifestName);
     CDC_RETURN_IF_ERROR(WriteFileAtomic(mpath, manifest));
     if (::chmod(mpath.c_str(), 0600) != 0)
@@ -180,6 +189,7 @@ class DirOut : public Out {
   std::mutex mu_;
   std::deque<Unsynced> unsynced_;
   const bool sync_;
+  bool snapshots_dir_ = false;
   bool done_ = false;
 };
 
@@ -308,6 +318,25 @@ class Builder {
   std::atomic<uint64_t> bytes_stored_{0};
 };
 
+// Stores every incremental snapshot request of the log (snapshots/ID.json).
+Status CopySnapshotRequests(const std::string& log, Builder& b, Manifest* m) {
+  const std::string dir = JoinPath(log, log::kSnapshotsDir);
+  if (!PathExists(dir)) return Status::OK();
+  CDC_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDir(dir));
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
+    FileEntry e;
+    e.path = std::string(log::kSnapshotsDir) + "/" + n;
+    // Anything else there is a request being rewritten (its temporary file).
+    if (!IsSnapshotRequestPath(e.path)) continue;
+    // Rewritten by renaming a whole new file over it: read whole, old or new.
+    CDC_ASSIGN_OR_RETURN(std::string text, ReadFileToString(JoinPath(dir, n)));
+    CDC_RETURN_IF_ERROR(b.StoreText(text, &e));
+    m->files.push_back(e);
+  }
+  return Status::OK();
+}
+
 Status CopySegments(const std::string& log, Builder& b, Manifest* m) {
   CDC_ASSIGN_OR_RETURN(auto segs, log::ListSegments(log));
   if (segs.empty()) return Status::NotFound("log " + log + " has no segments");
@@ -418,6 +447,11 @@ Result<CreateResult> Build(const CreateOptions& o, const log::LogIdentity& id,
     CDC_RETURN_IF_ERROR(b.Copy(f.fd(), snap, size, &c));
     m.files.push_back(c);
   }
+  // Snapshot requests before events too: capture records a request's
+  // progress only once the chunks are durable in the log, so none in the
+  // backup is past its events, and a capture on the restored log takes up
+  // a pending or running snapshot from what the log holds.
+  CDC_RETURN_IF_ERROR(CopySnapshotRequests(o.log, b, &m));
   {
     // Pinned before the listing, so every segment listed stays until
     // copied (a descriptor would keep a removed one readable, but its

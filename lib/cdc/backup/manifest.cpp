@@ -4,6 +4,7 @@
 
 #include "cdc/base/sha256.h"
 #include "cdc/log/schemas.h"
+#include "cdc/log/snapshots.h"
 
 namespace cdc::backup {
 
@@ -42,12 +43,23 @@ bool IsHex64(const std::string& s) {
 
 }  // namespace
 
+bool IsSnapshotRequestPath(std::string_view path) {
+  constexpr std::string_view kDir = "snapshots/", kExt = ".json";
+  if (path.size() <= kDir.size() + kExt.size() ||
+      path.substr(0, kDir.size()) != kDir ||
+      path.substr(path.size() - kExt.size()) != kExt)
+    return false;
+  return log::IsSnapshotId(
+      path.substr(kDir.size(), path.size() - kDir.size() - kExt.size()));
+}
+
 bool FileEntry::is_segment() const { return SegmentBase(path) != 0; }
 
 bool IsBackupPath(std::string_view path, bool manifest_too) {
   if (path == "log.json" || path == "consumers.db" || path == log::kSchemasFile)
     return true;
   if (manifest_too && path == kManifestName) return true;
+  if (IsSnapshotRequestPath(path)) return true;
   if (path.size() > 7 && path.substr(path.size() - 7) == ".sealed")
     path.remove_suffix(7);
   return SegmentBase(path) != 0;

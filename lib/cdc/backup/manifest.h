@@ -3,7 +3,8 @@
 // incomplete and is never taken for a whole one.
 //
 // The manifest lists every file of the log as of the backup (log.json,
-// consumers.db, segments and their seal records) with size and SHA-256.
+// consumers.db, incremental snapshot requests, segments and their seal
+// records, schemas.ndjson) with size and SHA-256.
 // An incremental backup stores only what its base lacks: each entry names
 // the backup that holds its bytes by that backup's manifest hash (the
 // SHA-256 of its manifest.json), so a chain is resolved from the newest
@@ -73,8 +74,12 @@ std::string ManifestJson(const Manifest& m);
 Result<Manifest> ParseManifest(std::string_view text, const std::string& where);
 
 // True for the relative paths a backup may hold: log.json, consumers.db,
-// segments/<20 digits>.seg and its .sealed record (never "..", never
-// absolute), and manifest.json itself when `manifest_too`.
+// schemas.ndjson, snapshots/<request id>.json, segments/<20 digits>.seg
+// and its .sealed record (never "..", never absolute), and manifest.json
+// itself when `manifest_too`.
 bool IsBackupPath(std::string_view path, bool manifest_too = false);
+
+// True for snapshots/<id>.json, an incremental snapshot request's file.
+bool IsSnapshotRequestPath(std::string_view path);
 
 }  // namespace cdc::backup

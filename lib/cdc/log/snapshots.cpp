@@ -33,15 +33,15 @@ std::string NewId(int64_t now_us) {
   return buf;
 }
 
-bool ValidId(const std::string& id) {
+}  // namespace
+
+bool IsSnapshotId(std::string_view id) {
   return !id.empty() && id.size() <= 64 &&
          std::all_of(id.begin(), id.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
                   (c >= 'a' && c <= 'z') || c == '-';
          });
 }
-
-}  // namespace
 
 std::string IncrementalSnapshotJson(const IncrementalSnapshot& s) {
   nlohmann::ordered_json j;
@@ -87,7 +87,8 @@ Result<IncrementalSnapshot> ParseIncrementalSnapshot(const std::string& text,
     return Status::Corruption(what + ": not an incremental snapshot (" +
                               e.what() + ")");
   }
-  if (!ValidId(s.id) || s.chunk_rows == 0 || s.chunk_rows > kMaxChunkRows ||
+  if (!IsSnapshotId(s.id) || s.chunk_rows == 0 ||
+      s.chunk_rows > kMaxChunkRows ||
       (s.state != "pending" && s.state != "running" && s.state != "done" &&
        s.state != "failed"))
     return Status::Corruption(what + ": not an incremental snapshot");
@@ -162,7 +163,7 @@ Result<std::vector<IncrementalSnapshot>> ListIncrementalSnapshots(
   for (const std::string& n : names) {
     if (n.size() <= 5 || n.substr(n.size() - 5) != ".json") continue;
     const std::string id = n.substr(0, n.size() - 5);
-    if (!ValidId(id)) continue;
+    if (!IsSnapshotId(id)) continue;
     CDC_ASSIGN_OR_RETURN(IncrementalSnapshot s,
                          ReadIncrementalSnapshot(dir, id));
     out.push_back(std::move(s));
@@ -172,7 +173,8 @@ Result<std::vector<IncrementalSnapshot>> ListIncrementalSnapshots(
 
 Result<IncrementalSnapshot> ReadIncrementalSnapshot(const std::string& dir,
                                                     const std::string& id) {
-  if (!ValidId(id)) return Status::Usage("no snapshot request \"" + id + "\"");
+  if (!IsSnapshotId(id))
+    return Status::Usage("no snapshot request \"" + id + "\"");
   const std::string path = FilePath(dir, id);
   CDC_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   CDC_ASSIGN_OR_RETURN(IncrementalSnapshot s,

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cdc/base/status.h"
@@ -52,6 +53,10 @@ struct IncrementalSnapshot {
   bool finished() const { return state == "done" || state == "failed"; }
   std::string QualifiedName() const { return schema + "." + table; }
 };
+
+// True for a request id as NewId makes them (letters, digits and '-', at
+// most 64): LOG/snapshots/ID.json is then a request's file.
+bool IsSnapshotId(std::string_view id);
 
 std::string IncrementalSnapshotJson(const IncrementalSnapshot& s);
 // Corruption naming `what` when `text` is not such an object.
