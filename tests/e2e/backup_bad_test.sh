@@ -7,8 +7,15 @@
 source "$(dirname "$0")/lib.sh"
 
 L="$T/log"
-gen_events 1 200 5 | cdc-log import --log "$L" --segment-size 8k --commit-delay 0 -q
+# Every kind of file a log can hold: a schema event (schemas.ndjson) and an
+# incremental snapshot request (snapshots/) beside the events and cursors.
+{
+  gen_events 1 100 5
+  echo '{"lsn":"0/6480","xid":100,"ts":"2026-11-29T07:41:03Z","op":"s","schema":"public","table":"orders","key":null,"before":null,"after":null,"columns":[]}'
+  gen_events 101 100 5
+} | cdc-log import --log "$L" --segment-size 8k --commit-delay 0 -q
 cdc-ack --log "$L" -c alpha --create --seek earliest > /dev/null
+cdc-log snapshot --log "$L" --table public.orders --no-wait > /dev/null
 cdc-backup create --log "$L" --out "$T/good" -q
 cdc-backup create --log "$L" --out - -q > "$T/good.tar"
 
@@ -25,8 +32,14 @@ PY
 no_leftovers() { ! ls -A "$T" | grep -q '^\.' || fail "temporary files left: $(ls -A "$T" | grep '^\.')"; }
 
 sealed=$(cd "$T/good" && ls segments/*.seg | head -1)
-active=$(cd "$T/good" && ls segments/*.seg | tail -1)
-files="log.json consumers.db $sealed $sealed.sealed $active manifest.json"
+# Every file the manifest lists, and the manifest: a verify that skips the
+# check of any one of them fails here.
+files=$(python3 -c 'import json,sys; [print(f["path"]) for f in json.load(open(sys.argv[1]))["files"]]' "$T/good/manifest.json")
+for kind in log.json consumers.db schemas.ndjson 'snapshots/.*\.json' \
+            'segments/[0-9]{20}\.seg' 'segments/[0-9]{20}\.seg\.sealed'; do
+  grep -qxE "$kind" <<< "$files" || fail "the fixture's backup holds no $kind"
+done
+files="$files manifest.json"
 for f in $files; do
   rm -rf "$T/b"; cp -a "$T/good" "$T/b"
   size=$(stat -c %s "$T/b/$f")
@@ -39,7 +52,7 @@ for f in $files; do
   [ ! -e "$T/r" ] || fail "a failed restore left $T/r"
   no_leftovers
 done
-ok "a flipped byte in each file ($files) fails verify and restore with 1, naming the file"
+ok "a flipped byte in each of the $(wc -w <<< "$files") files of the backup fails verify and restore with 1, naming the file"
 
 rm -rf "$T/b"; cp -a "$T/good" "$T/b"; rm "$T/b/$sealed"
 expect_exit 1 cdc-backup verify "$T/b"
