@@ -60,10 +60,14 @@ bad=$(find "$T/b1" -type d ! -perm 0700; find "$T/b1" -type f ! -perm 0600)
 ls -A "$T" | grep -q '^\.' && fail "temporary directories left: $(ls -A "$T")"
 ok "verified, restored, event by event equal to the source up to seq $((end - 1)); modes 0700/0600"
 
-expect_exit 0 cdc-backup restore "$T/b1" --log "$T/r2" --group-access -q
+# The documented modes whatever the umask: a umask only takes bits away.
+(umask 077; expect_exit 0 cdc-backup restore "$T/b1" --log "$T/r2" --group-access -q)
 bad=$(find "$T/r2" -type d ! -perm 0750; find "$T/r2" -type f ! -perm 0640)
-[ -z "$bad" ] || fail "--group-access modes: $bad"
-ok "restore --group-access: 0750/0640"
+[ -z "$bad" ] || fail "--group-access modes under umask 077: $bad"
+(umask 0; expect_exit 0 cdc-backup restore "$T/b1" --log "$T/r3" -q)
+bad=$(find "$T/r3" -type d ! -perm 0700; find "$T/r3" -type f ! -perm 0600)
+[ -z "$bad" ] || fail "restored modes under umask 0: $bad"
+ok "restore --group-access: 0750/0640, and 0700/0600 without, whatever the umask"
 
 # Retention racing backups: every backup verifies and is dense.
 P="$T/ret" REF="$T/ref"

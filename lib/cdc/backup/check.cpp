@@ -1,6 +1,7 @@
 #include "cdc/backup/check.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <functional>
 #include <map>
@@ -83,6 +84,10 @@ Result<LoadedManifest> Checker::ReadOne(
       opath = JoinPath(restore_dir_, name);
       CDC_ASSIGN_OR_RETURN(
           out, OpenFile(opath, O_WRONLY | O_CREAT | O_EXCL, file_mode_));
+      // The documented mode, not what the umask leaves of it (077 would
+      // take --group-access's group read away).
+      if (::fchmod(out.fd(), static_cast<mode_t>(file_mode_)) != 0)
+        return ErrnoStatus("chmod", opath, errno);
     }
     Sha256 h;
     uint64_t n = 0;
