@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "cdc/consume/position.h"
 #include "cdc/log/segment.h"
 #include "common.h"
 #include "runners.h"
@@ -69,6 +71,49 @@ TEST_CASE("numeric duration flags refuse NaN, infinity and huge values",
                                         "host=/nonexistent", "--retain-age",
                                         "10000000000000"}) == 64);
   CHECK_FALSE(std::filesystem::exists(log));
+}
+
+TEST_CASE("numbers in flags are decimal digits only", "[cli][flags]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 20, 1);
+  // CLI11 alone reads these with strtoull(..., 0) or stod: 16, 5, 5, 10.
+  for (const char* v : {"0x10", " 5", "5 ", "+5", "1e1", "-1", "0x1p3"}) {
+    INFO(v);
+    CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log, "-n", v}) ==
+          64);
+    CHECK(test::RunTool(logtool::RunCli, {"cdc-log", "retain", "--log", log,
+                                          "--max-segments", v}) == 64);
+    CHECK(test::RunTool(ack::RunCli, {"cdc-ack", "--log", log, "-c", "x",
+                                      "--interval", v}) == 64);
+    CHECK(test::RunTool(ack::RunCli, {"cdc-ack", "--log", log, "-c", "x",
+                                      "--create", "--seek", v}) == 64);
+  }
+  CHECK(IsDecimal("0123456789"));
+  for (const char* v : {"", " 1", "1 ", "+1", "-1", "0x1", "1.0", "1e1"})
+    CHECK_FALSE(IsDecimal(v));
+  // Leading zeros are decimal, not octal.
+  std::string out;
+  CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log, "-n", "010"},
+                      &out) == 0);
+  CHECK(std::count(out.begin(), out.end(), '\n') == 10);
+}
+
+TEST_CASE("a seq beyond what a cursor holds is no position",
+          "[cli][flags][consume]") {
+  auto p = consume::ParsePosition("9223372036854775807");
+  REQUIRE(p.ok());
+  CHECK(p->seq == consume::kMaxSeq);
+  for (const char* v : {"9223372036854775808", "18446744073709551615",
+                        "18446744073709551616", "0", "0x10", " 5", "+5"}) {
+    INFO(v);
+    auto bad = consume::ParsePosition(v);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().code() == Code::kUsage);
+  }
+  CHECK(consume::ParsePosition("9223372036854775808").status().message() ==
+        "invalid position \"9223372036854775808\": seqs go up to "
+        "9223372036854775807");
 }
 
 }  // namespace cdc::tools

@@ -193,9 +193,11 @@ Status Run(const Options& o) {
     uint64_t seq = 0;
     auto [end, ec] =
         std::from_chars(o.seq.data(), o.seq.data() + o.seq.size(), seq);
-    if (ec != std::errc() || end != o.seq.data() + o.seq.size() || seq == 0)
-      return Status::Usage("SEQ must be a positive integer, not \"" + o.seq +
-                           "\"");
+    if (ec != std::errc() || end != o.seq.data() + o.seq.size() || seq == 0 ||
+        seq > consume::kMaxSeq)
+      return Status::Usage("SEQ must be a positive integer up to " +
+                           std::to_string(consume::kMaxSeq) + ", not \"" +
+                           o.seq + "\"");
     CDC_ASSIGN_OR_RETURN(uint64_t last, LastSeq(o.log));
     return AckChecked(*store, o, seq, last);
   }

@@ -266,7 +266,7 @@ int RunCli(int argc, char** argv) {
                    "With --out-dir: keep the newest N backups of this log "
                    "(and the bases they need), remove the rest")
       ->type_name("N")
-      ->check(CLI::Range(1, 1000000));
+      ->transform(tools::CountFlag(1, 1000000));
   create->add_flag("--json", cf.json, "Summary as one JSON object");
   create->add_flag("-q,--quiet", cf.quiet, "No progress, no summary");
   create->add_flag("--no-sync", cf.no_sync,

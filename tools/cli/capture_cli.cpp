@@ -112,7 +112,8 @@ int RunCli(int argc, char** argv) {
       ->type_name("DURATION");
   app.add_option("--retain-segments", f.retain_segments,
                  "Retention: keep at most N segments")
-      ->type_name("N");
+      ->type_name("N")
+      ->transform(tools::CountFlag(0, UINT64_MAX));
   app.add_option("--min-free-disk", f.min_free,
                  "Pause reading while free disk is below SIZE")
       ->capture_default_str();

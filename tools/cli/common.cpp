@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -138,16 +139,25 @@ Result<int64_t> ParseDuration(const std::string& t) {
   return static_cast<int64_t>(v);
 }
 
+bool IsDecimal(std::string_view t) {
+  return !t.empty() && std::all_of(t.begin(), t.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+}
+
 CLI::Validator DurationFlag(double min, bool exclusive) {
   return CLI::Validator(
       [min, exclusive](std::string& in) -> std::string {
+        // stod alone would take " 5", "0x10", "1e3" and "+5".
+        const size_t dot = in.find('.');
+        if (!IsDecimal(std::string_view(in).substr(0, dot)) ||
+            (dot != std::string::npos &&
+             !IsDecimal(std::string_view(in).substr(dot + 1))))
+          return "not a decimal number: " + in;
         double v = 0;
         try {
-          size_t used = 0;
-          v = std::stod(in, &used);
-          if (used != in.size()) return "not a number: " + in;
+          v = std::stod(in);
         } catch (const std::exception&) {
-          return "not a number: " + in;
+          return "not a decimal number: " + in;
         }
         if (!std::isfinite(v) || v < min || (exclusive && v == min) ||
             v > kMaxFlagDuration) {
@@ -156,6 +166,23 @@ CLI::Validator DurationFlag(double min, bool exclusive) {
                    exclusive ? "above" : "at least", min, kMaxFlagDuration);
           return "value " + in + " out of range: must be " + range;
         }
+        return std::string();
+      },
+      "");
+}
+
+CLI::Validator CountFlag(uint64_t min, uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& in) -> std::string {
+        const std::string range =
+            "must be " + std::to_string(min) + " to " + std::to_string(max);
+        if (!IsDecimal(in))
+          return "not a decimal integer: " + in + " (" + range + ")";
+        uint64_t v = 0;
+        auto r = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (r.ec != std::errc() || v < min || v > max)
+          return "value " + in + " out of range: " + range;
+        in = std::to_string(v);
         return std::string();
       },
       "");

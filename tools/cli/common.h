@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cdc/base/status.h"
 
@@ -28,12 +29,22 @@ Result<uint64_t> ParseSize(const std::string& text);
 // duration that does not fit is a usage error, never a wrapped value.
 Result<int64_t> ParseDuration(const std::string& text);
 
-// Flags given as a number of seconds or milliseconds: a finite number in
-// [min, kMaxFlagDuration] (above `min` when `exclusive`). CLI11's
-// PositiveNumber and Range let NaN and infinity through, and a huge value
-// overflows the microseconds it becomes.
+// Flags given as a number of seconds or milliseconds: decimal digits with
+// an optional fraction ("2", "0.5"), in [min, kMaxFlagDuration] (above
+// `min` when `exclusive`). CLI11's PositiveNumber and Range let NaN and
+// infinity through, and a huge value overflows the microseconds it
+// becomes.
 inline constexpr double kMaxFlagDuration = 1e9;
 CLI::Validator DurationFlag(double min, bool exclusive = false);
+
+// Flags that count (N): decimal digits only, in [min, max]. CLI11 reads
+// integers with strtoull(..., 0), which takes "0x10" as 16, "010" as 8,
+// " 5" as 5 and "-1" as the largest value. Give it to transform(), not
+// check(): it also drops leading zeros, so that "010" is 10.
+CLI::Validator CountFlag(uint64_t min, uint64_t max);
+
+// True when `text` is one or more decimal digits and nothing else.
+bool IsDecimal(std::string_view text);
 
 std::string JsonString(const std::string& s);
 

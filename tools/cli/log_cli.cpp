@@ -323,7 +323,7 @@ int RunCli(int argc, char** argv) {
   retain
       ->add_option("--max-segments", rf.max_segments, "Keep at most N segments")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->transform(tools::CountFlag(1, UINT64_MAX));
   retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
   retain->add_flag("--json", json, "One JSON object");
   auto* consumers =
@@ -380,7 +380,7 @@ int RunCli(int argc, char** argv) {
                    "Rows read per chunk, each its own short transaction "
                    "(default 1024)")
       ->type_name("N")
-      ->check(CLI::Range(1u, log::kMaxChunkRows));
+      ->transform(tools::CountFlag(1, log::kMaxChunkRows));
   snapshot->add_flag("--no-wait", sf.no_wait,
                      "Print the request's id and exit at once");
   snapshot

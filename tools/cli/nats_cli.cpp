@@ -445,7 +445,8 @@ int RunCli(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--replicas", o.replicas,
                  "Replicas of a stream cdc-nats creates (default 1)")
-      ->type_name("N");
+      ->type_name("N")
+      ->transform(tools::CountFlag(1, 5));
   app.add_option("--duplicate-window", o.duplicate_window,
                  "Duplicate window of a stream cdc-nats creates (default 2m)")
       ->type_name("DURATION");
@@ -470,11 +471,11 @@ int RunCli(int argc, char** argv) {
                  "Events read from the log at a time (whole transactions; "
                  "default 1000)")
       ->type_name("N")
-      ->check(CLI::Range(1, 1000000));
+      ->transform(tools::CountFlag(1, 1000000));
   app.add_option("--max-in-flight", o.max_in_flight,
                  "Publishes awaiting the server's answer (default 1024)")
       ->type_name("N")
-      ->check(CLI::Range(1, 65536));
+      ->transform(tools::CountFlag(1, 65536));
   app.add_option("--creds", o.creds,
                  "NATS credentials file (else $NATS_CREDS; also "
                  "$NATS_USER/$NATS_PASSWORD or $NATS_TOKEN)")

@@ -480,11 +480,11 @@ int RunCli(int argc, char** argv) {
   app.add_option("--maxlen", o.maxlen,
                  "Stream mode: trim each stream to about N entries (MAXLEN ~)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->transform(tools::CountFlag(1, UINT64_MAX));
   app.add_option("--batch", o.batch,
                  "Events per MULTI/EXEC (whole transactions; default 1000)")
       ->type_name("N")
-      ->check(CLI::Range(1, 1000000));
+      ->transform(tools::CountFlag(1, 1000000));
   app.add_option("--password-file", o.password_file,
                  "Read the Redis password from FILE (else REDISCLI_AUTH)")
       ->type_name("FILE");

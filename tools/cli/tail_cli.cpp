@@ -219,7 +219,7 @@ int RunCli(int argc, char** argv) {
       ->type_name("POS");
   app.add_option("-n,--limit", o.limit, "Stop after N events")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->transform(tools::CountFlag(1, INT64_MAX));
   app.add_option("--table", o.tables,
                  "Only tables matching GLOB (schema.table or table); "
                  "repeatable")

@@ -34,6 +34,10 @@ Result<Position> ParsePosition(const std::string& t) {
   }
   uint64_t seq = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), seq);
+  if (end == t.data() + t.size() &&
+      (ec == std::errc::result_out_of_range || seq > kMaxSeq))
+    return Status::Usage("invalid position \"" + t + "\": seqs go up to " +
+                         std::to_string(kMaxSeq));
   if (ec != std::errc() || end != t.data() + t.size() || seq == 0) return bad();
   p.kind = Position::Kind::kSeq;
   p.seq = seq;

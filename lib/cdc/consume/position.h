@@ -24,7 +24,12 @@ struct Position {
   int64_t time = 0;  // µs since the Unix epoch
 };
 
-// Usage error naming the accepted forms when `text` is none of them.
+// The largest seq a position or an ack may name: cursors are SQLite's
+// signed 64-bit integers, so a larger one is no seq at all.
+inline constexpr uint64_t kMaxSeq = INT64_MAX;
+
+// Usage error naming the accepted forms when `text` is none of them (a SEQ
+// is decimal digits, 1 to kMaxSeq).
 Result<Position> ParsePosition(const std::string& text);
 // Positions `r` so the next event returned is the first at or after `p`.
 Status SeekTo(log::LogReader& r, const Position& p);
