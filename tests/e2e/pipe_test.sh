@@ -73,3 +73,30 @@ head -c -1 "$T/five" > "$T/whole"  # no final newline
 expect_exit 0 cdc-ack --log "$L" -c whole < "$T/whole"
 [ "$(acked_of whole)" = 5 ] || fail "a whole last line without newline: acked $(acked_of whole), not 5"
 ok "a cut-off last line: 65, the events before it acked; a whole one without newline acked"
+
+# A line naming a key twice ({"seq":3,"seq":5}: which did the handler
+# mean?) is refused as cdc-log import refuses it (65, naming the line):
+# nothing of it is acked, the lines before it are. So is an event with a
+# second "seq" after its own, and a CloudEvent with one in its data.
+cdc-tail --log "$L" --to 5 --format cloudevents > "$T/five.ce"
+python3 - "$T/five" "$T/five.ce" "$T" <<'PY'
+import sys
+five, ce = (open(p).read().splitlines() for p in sys.argv[1:3])
+t = sys.argv[3]
+cases = {
+    "bare": '{"seq":3,"seq":5}',
+    "tail": five[2][:-1] + ',"seq":5}',
+    "ce": ce[2].replace('"data":{"seq":3,', '"data":{"seq":5,"seq":3,'),
+}
+for name, line in cases.items():
+    assert line not in (five[2], ce[2]), name  # the key was added
+    with open(t + "/dup." + name, "w") as f:
+        f.write("\n".join(five[:2] + [line] + five[3:]) + "\n")
+PY
+for c in bare tail ce; do
+  cdc-ack --log "$L" -c "dup-$c" --create
+  expect_exit 65 cdc-ack --log "$L" -c "dup-$c" < "$T/dup.$c"
+  expect_one_line '^cdc-ack: stdin line 3: ("data": )?key "seq" appears twice$'
+  [ "$(acked_of "dup-$c")" = 2 ] || fail "a duplicate key ($c): acked $(acked_of "dup-$c"), not 2"
+done
+ok "a line naming a key twice: 65, nothing of it acked, the lines before it are"

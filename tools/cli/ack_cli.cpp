@@ -1,6 +1,5 @@
 // cdc-ack: moves named consumers' cursors.
 #include <charconv>
-#include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
@@ -8,6 +7,7 @@
 #include "cdc/consume/position.h"
 #include "cdc/consume/selection.h"
 #include "cdc/cursor/consumers.h"
+#include "cdc/event/json_object.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/reader.h"
 #include "common.h"
@@ -46,45 +46,40 @@ Status AckChecked(cursor::ConsumerStore& store, const Options& o, uint64_t seq,
   return store.Ack(o.consumer, seq).status();
 }
 
-// Extracts "seq" from an event line; cdc-tail puts it first. A CloudEvent
-// of cdc-tail --format cloudevents has it in "data"; a transaction marker
-// (--tx-markers) has none and yields 0, acking nothing.
-// `whole`: parse all of the line, not just its leading seq (a last line
-// without a newline may have been cut off mid-event).
-Result<uint64_t> SeqOf(std::string_view line, bool whole) {
-  constexpr std::string_view kPrefix = "{\"seq\":";
-  if (!whole && line.substr(0, kPrefix.size()) == kPrefix) {
-    uint64_t v = 0;
-    const char* b = line.data() + kPrefix.size();
-    auto [end, ec] = std::from_chars(b, line.data() + line.size(), v);
-    if (ec == std::errc() && v > 0 && end < line.data() + line.size() &&
-        (*end == ',' || *end == '}'))
-      return v;
+// The "seq" of an event object, 0 for a transaction marker.
+Result<uint64_t> SeqIn(const event::JsonObject& o) {
+  const event::JsonMember* seq = o.find("seq");
+  if (seq == nullptr) {
+    const event::JsonMember* status = o.find("status");
+    if (status != nullptr && status->kind == event::JsonKind::kString &&
+        (status->string_value == "BEGIN" || status->string_value == "END") &&
+        o.find("event_count") != nullptr)
+      return 0;
+    return Status::BadInput("event has no \"seq\"");
   }
-  try {
-    auto j = nlohmann::json::parse(line);
-    if (!j.is_object()) return Status::BadInput("not a JSON object");
-    auto it = j.find("seq");
-    if (it == j.end() && j.contains("specversion")) {
-      auto data = j.find("data");
-      if (data != j.end() && data->is_object()) {
-        j = *data;
-        it = j.find("seq");
-      }
+  if (seq->kind != event::JsonKind::kUnsigned || seq->unsigned_value == 0)
+    return Status::BadInput("\"seq\" must be a positive integer");
+  return seq->unsigned_value;
+}
+
+// Extracts "seq" from an event line. The whole line is parsed, as cdc-log
+// import parses it: a line cut off mid-event, or one naming a key twice
+// ({"seq":5,"seq":7}: which one did the handler mean?), acks nothing. A
+// CloudEvent of cdc-tail --format cloudevents has it in "data"; a
+// transaction marker (--tx-markers) has none and yields 0, acking nothing.
+Result<uint64_t> SeqOf(std::string_view line) {
+  event::JsonObject o;
+  CDC_RETURN_IF_ERROR(event::ParseJsonObject(line, &o));
+  if (o.find("seq") == nullptr && o.find("specversion") != nullptr) {
+    const event::JsonMember* data = o.find("data");
+    if (data != nullptr && data->kind == event::JsonKind::kObject) {
+      event::JsonObject d;
+      CDC_RETURN_IF_ERROR(
+          event::ParseJsonObject(o.value(*data), &d).Annotate("\"data\""));
+      return SeqIn(d);
     }
-    if (it == j.end()) {
-      auto status = j.find("status");
-      if (status != j.end() && (*status == "BEGIN" || *status == "END") &&
-          j.contains("event_count"))
-        return 0;
-      return Status::BadInput("event has no \"seq\"");
-    }
-    if (!it->is_number_unsigned() || it->get<uint64_t>() == 0)
-      return Status::BadInput("\"seq\" must be a positive integer");
-    return it->get<uint64_t>();
-  } catch (const nlohmann::json::exception&) {
-    return Status::BadInput("not valid JSON");
   }
+  return SeqIn(o);
 }
 
 // Reads events from stdin and acks the highest seq seen, every `interval`
@@ -121,7 +116,7 @@ Status AckStdin(cursor::ConsumerStore& store, const Options& o) {
     }
     if (*got == consume::LineReader::Got::kEof) break;
     if (*got == consume::LineReader::Got::kTimeout) continue;
-    auto seq = SeqOf(line, in.unterminated());
+    auto seq = SeqOf(line);
     if (!seq.ok()) {
       bad = in.LineError(in.unterminated()
                              ? "the last line, without a newline, is not a "
