@@ -90,6 +90,21 @@ def field(v):
     return v if isinstance(v, str) and not isinstance(v, Raw) else dump(v)
 
 
+def esc(name):
+    """A schema or table name as cdc-redis writes it into keys."""
+    out = bytearray()
+    for b in name.encode():
+        if b <= 0x20 or b == 0x7f or chr(b) in "%.:*?[]\\{}\"'":
+            out += b"%%%02X" % b
+        else:
+            out.append(b)
+    return out.decode()
+
+
+def table_part(ev):
+    return esc(ev["schema"]) + "." + esc(ev["table"])
+
+
 def rebuild_hash(events, prefix):
     rows = {}     # row key -> {field: value}
     members = {}  # membership set key -> set of row keys
@@ -97,7 +112,7 @@ def rebuild_hash(events, prefix):
         op = ev["op"]
         if op in ("m", "s"):
             continue
-        table = ev["schema"] + "." + ev["table"]
+        table = table_part(ev)
         mkey = prefix + "__cdc_rows:" + table
         mem = members.setdefault(mkey, set())
         if op == "t":
@@ -175,7 +190,7 @@ def check(mode, sock, prefix, consumer):
         want = {}
         for ev in events:
             if "schema" in ev and "table" in ev:
-                k = prefix + ev["schema"] + "." + ev["table"]
+                k = prefix + table_part(ev)
             else:
                 k = prefix + "__cdc_messages"
             f = []

@@ -475,7 +475,8 @@ int RunCli(int argc, char** argv) {
       ->type_name("STR");
   app.add_option("--key-template", o.key_template,
                  "Key of a stream or row hash from {prefix} {schema} {table} "
-                 "{key}")
+                 "{key} (names escaped: '.' is %2E ...) or {schema_raw} "
+                 "{table_raw} (as they are)")
       ->type_name("TMPL");
   app.add_option("--maxlen", o.maxlen,
                  "Stream mode: trim each stream to about N entries (MAXLEN ~)")

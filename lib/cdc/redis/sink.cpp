@@ -9,7 +9,48 @@ namespace {
 constexpr std::string_view kStreamTop =
     "equal or smaller than the target stream top item";
 
+bool Escaped(unsigned char ch) {
+  if (ch <= 0x20 || ch == 0x7f) return true;
+  switch (ch) {
+    case '%':  // the escape itself: without it, not injective
+    case '.':  // between schema and table
+    case ':':  // between the table and the row's key
+    case '*':  // glob characters, so that SCAN MATCH cdc:public.*
+    case '?':  // and a pattern built from a name match what they say
+    case '[':
+    case ']':
+    case '\\':
+    case '{':  // a hash tag ({...}) and --key-template's own syntax
+    case '}':
+    case '"':  // quotes: a key can be pasted into redis-cli as it is
+    case '\'':
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+void AppendKeyName(std::string_view name, std::string* out) {
+  static const char kHex[] = "0123456789ABCDEF";
+  for (unsigned char ch : name) {
+    if (Escaped(ch)) {
+      out->push_back('%');
+      out->push_back(kHex[ch >> 4]);
+      out->push_back(kHex[ch & 15]);
+    } else {
+      out->push_back(static_cast<char>(ch));
+    }
+  }
+}
+
+std::string KeyName(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  AppendKeyName(name, &out);
+  return out;
+}
 
 Status CheckTemplate(Mode mode, const std::string& t) {
   bool table = false, key = false;
@@ -21,16 +62,19 @@ Status CheckTemplate(Mode mode, const std::string& t) {
     if (close == std::string::npos)
       return Status::Usage("--key-template \"" + t + "\": unmatched '{'");
     std::string_view f(t.data() + i + 1, close - i - 1);
-    if (f == "table") table = true;
+    if (f == "table" || f == "table_raw") table = true;
     if (f == "key") key = true;
-    if (f != "prefix" && f != "schema" && f != "table" && f != "key")
+    if (f != "prefix" && f != "schema" && f != "table" && f != "key" &&
+        f != "schema_raw" && f != "table_raw")
       return Status::Usage("--key-template \"" + t + "\": unknown field {" +
                            std::string(f) +
-                           "} (use {prefix}, {schema}, {table}, {key})");
+                           "} (use {prefix}, {schema}, {table}, {key}, "
+                           "{schema_raw}, {table_raw})");
     i = close;
   }
   if (!table)
-    return Status::Usage("--key-template \"" + t + "\" must contain {table}");
+    return Status::Usage("--key-template \"" + t +
+                         "\" must contain {table} or {table_raw}");
   if (mode == Mode::kHash && !key)
     return Status::Usage("--key-template \"" + t +
                          "\" must contain {key} in hash mode");
@@ -55,9 +99,9 @@ std::string Sink::MembersKey(std::string_view schema,
                              std::string_view table) const {
   std::string k = o_.prefix;
   k += "__cdc_rows:";
-  k += schema;
+  AppendKeyName(schema, &k);
   k += '.';
-  k += table;
+  AppendKeyName(table, &k);
   return k;
 }
 
@@ -73,10 +117,16 @@ std::string Sink::Expand(std::string_view schema, std::string_view table,
     }
     size_t close = t.find('}', i);  // CheckTemplate: always there
     std::string_view f(t.data() + i + 1, close - i - 1);
-    out += f == "prefix"   ? std::string_view(o_.prefix)
-           : f == "schema" ? schema
-           : f == "table"  ? table
-                           : key;
+    if (f == "schema") {
+      AppendKeyName(schema, &out);
+    } else if (f == "table") {
+      AppendKeyName(table, &out);
+    } else {
+      out += f == "prefix"       ? std::string_view(o_.prefix)
+             : f == "schema_raw" ? schema
+             : f == "table_raw"  ? table
+                                 : key;
+    }
     i = close;
   }
   return out;

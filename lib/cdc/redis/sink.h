@@ -33,17 +33,27 @@ enum class Mode { kStream, kHash };
 struct SinkOptions {
   Mode mode = Mode::kStream;
   std::string prefix = "cdc:";
-  // {prefix}, {schema}, {table} and, in hash mode, {key}; empty: the mode's
-  // default ({prefix}{schema}.{table} for streams,
-  // {prefix}{schema}.{table}:{key} for hashes).
+  // {prefix}, {schema}, {table} (the names as KeyName writes them),
+  // {schema_raw}, {table_raw} (the names as they are) and, in hash mode,
+  // {key}; empty: the mode's default ({prefix}{schema}.{table} for
+  // streams, {prefix}{schema}.{table}:{key} for hashes).
   std::string key_template;
   uint64_t maxlen = 0;  // streams: XADD MAXLEN ~ maxlen; 0 keeps everything
   std::string consumer;
 };
 
 // Usage error for a template naming an unknown {field} or missing {table}
-// (and, in hash mode, {key}).
+// or {table_raw} (and, in hash mode, {key}).
 Status CheckTemplate(Mode mode, const std::string& key_template);
+
+// A schema or table name as keys hold it: '%', '.', ':', the glob
+// characters * ? [ ] \, the hash-tag braces { }, quotes, space, control
+// bytes and DEL are written %XX (two uppercase hex digits); every other
+// byte (UTF-8 included) is itself. So "public" and "orders" stay as they
+// are, the mapping is injective, and an escaped name holds no '.' or ':':
+// {schema}.{table} names one table, and the ':' after it ends the name.
+std::string KeyName(std::string_view name);
+void AppendKeyName(std::string_view name, std::string* out);
 
 // One event (consume::Event): its seq and its line, stored or native form
 // (a "seq" or "last" key in the line is ignored); `last` ends a source
@@ -66,6 +76,13 @@ class Sink {
 
   const SinkOptions& options() const { return o_; }
   std::string AppliedKey() const;
+  // The key of a table's stream (`key` empty) or of one of its row hashes
+  // (`key`: EncodeRowKey's form), from the key template.
+  std::string Expand(std::string_view schema, std::string_view table,
+                     std::string_view key) const;
+  // Hash mode: the set naming a table's row hashes,
+  // {prefix}__cdc_rows:{schema}.{table} (names as KeyName writes them).
+  std::string MembersKey(std::string_view schema, std::string_view table) const;
   // The applied seq in Redis; nullopt when the key does not exist. When a
   // batch's EXEC was never confirmed clean (the unconfirmed key,
   // {prefix}__cdc_unconfirmed:{consumer}, holds the seq before it), that
@@ -139,9 +156,6 @@ class Sink {
   Status FlushAllMembership(Connection& c);
   // Queues the command in args_ (its verb a string literal) for `seq`.
   Status Queue(Connection& c, uint64_t seq, const std::string& key);
-  std::string Expand(std::string_view schema, std::string_view table,
-                     std::string_view key) const;
-  std::string MembersKey(std::string_view schema, std::string_view table) const;
   Status Settle(Connection& c, const Reply& exec, const Pending& p,
                 uint64_t* duplicates);
   Status PutBack(Connection& c, std::optional<uint64_t> prev);
