@@ -105,6 +105,38 @@ expect_one_line 'stdin line 11: '
 [ "$(rcli get cdc:__cdc_applied:d)" = 10 ] || fail "applied $(rcli get cdc:__cdc_applied:d)"
 ok "malformed NDJSON on --stdin: 65, only whole transactions before it applied and acked"
 
+# The applied and unconfirmed keys belong to the sink: a key of another
+# type there (or a string that is not a seq) is refused with 65 before
+# anything is written; the key stays as it was and nothing is echoed.
+cdc-tail --log "$L" --schema-changes --to 5 > "$T/five"
+for k in cdc:__cdc_applied:w cdc:__cdc_unconfirmed:w; do
+  for type in hash list set zset stream string; do
+    rcli del "$k" 'cdc:__cdc_applied:w' 'cdc:__cdc_unconfirmed:w' >/dev/null
+    case $type in
+      hash) rcli hset "$k" foreign data ;;
+      list) rcli rpush "$k" foreign ;;
+      set) rcli sadd "$k" foreign ;;
+      zset) rcli zadd "$k" 1 foreign ;;
+      stream) rcli xadd "$k" 1-1 foreign data ;;
+      string) rcli set "$k" foreign ;;
+    esac >/dev/null
+    keys=$(rcli dbsize)
+    expect_exit 65 cdc-redis --stdin -c w --redis "$REDIS_URL" --mode hash < "$T/five"
+    expect_one_line "Redis key $k holds a"
+    [ ! -s "$T/out" ] || fail "$type at $k: echoed $(wc -l < "$T/out") events"
+    [ "$(rcli type "$k")" = "$type" ] && [ "$(rcli dbsize)" = "$keys" ] ||
+      fail "$type at $k: replaced or written beside ($(rcli type "$k"), $(rcli dbsize) keys, was $keys)"
+  done
+done
+rcli del cdc:__cdc_applied:w cdc:__cdc_unconfirmed:w >/dev/null
+rcli hset cdc:__cdc_applied:w foreign data >/dev/null
+expect_exit 65 cdc-redis --log "$L" -c w --redis "$REDIS_URL" --mode stream
+expect_one_line 'cdc:__cdc_applied:w holds a hash'
+[ "$(rcli hget cdc:__cdc_applied:w foreign)" = data ] && [ "$(acked w)" = "" ] ||
+  fail "a foreign hash at the applied key: $(rcli type cdc:__cdc_applied:w), acked $(acked w)"
+rcli del cdc:__cdc_applied:w >/dev/null
+ok "a foreign key of any type at the applied or unconfirmed key: 65, nothing written"
+
 # Redis at maxmemory: 74, nothing of the batch applied.
 rcli config set maxmemory 1 >/dev/null
 expect_exit 74 cdc-redis --log "$L" -c e --redis "$REDIS_URL" --mode stream -q

@@ -133,25 +133,47 @@ std::string Sink::Expand(std::string_view schema, std::string_view table,
 }
 
 Result<std::optional<uint64_t>> Sink::ReadApplied(Connection& c) {
-  CDC_ASSIGN_OR_RETURN(Reply r,
-                       c.Command({"MGET", AppliedKey(), unconfirmed_key_}));
-  if (r.is_error()) return ReplyErrorStatus(r.str, "MGET " + AppliedKey());
+  // GET, not MGET: MGET answers nil for a key of another type, as for a
+  // missing one, and the batch's SET would then replace whatever is there
+  // (someone's hash, list, stream ...). GET answers WRONGTYPE instead.
+  const std::string* keys[2] = {&applied_key_, &unconfirmed_key_};
+  Args a;
+  for (const std::string* k : keys) {
+    a.clear();
+    a << "GET" << *k;
+    CDC_RETURN_IF_ERROR(c.Append(a));
+  }
+  Reply r[2];
+  for (Reply& x : r) CDC_RETURN_IF_ERROR(c.Read(&x));
   std::optional<uint64_t> seqs[2];
   for (size_t i = 0; i < 2; ++i) {
-    const Reply* e = r.type == Reply::Type::kArray && r.elements.size() == 2
-                         ? &r.elements[i]
-                         : nullptr;
-    if (e != nullptr && e->type == Reply::Type::kNil) continue;
-    uint64_t v = 0;
-    const char* b = e != nullptr ? e->str.data() : nullptr;
-    const char* end = e != nullptr ? b + e->str.size() : nullptr;
-    auto res = std::from_chars(b, end, v);
-    if (e == nullptr || e->type != Reply::Type::kString ||
-        res.ec != std::errc() || res.ptr != end || b == end)
-      return Status::Corruption(
-          "Redis key " + std::string(i == 0 ? AppliedKey() : unconfirmed_key_) +
-          " does not hold a seq (a decimal number); it belongs to this sink");
-    seqs[i] = v;
+    const Reply& e = r[i];
+    const std::string& key = *keys[i];
+    if (e.type == Reply::Type::kNil) continue;
+    if (e.is_error() && e.str.rfind("WRONGTYPE", 0) != 0)
+      return ReplyErrorStatus(e.str, "GET " + key);
+    std::string held = "a value that is not a seq (a decimal number)";
+    if (e.is_error()) {
+      auto t = c.Command({"TYPE", key});
+      if (!t.ok()) return t.status();
+      held = "a " +
+             (t->type == Reply::Type::kStatus ? t->str : std::string("value")) +
+             ", not a seq (a string of a decimal number)";
+    } else {
+      uint64_t v = 0;
+      const char* b = e.str.data();
+      const char* end = b + e.str.size();
+      auto res = std::from_chars(b, end, v);
+      if (e.type == Reply::Type::kString && res.ec == std::errc() &&
+          res.ptr == end && b != end) {
+        seqs[i] = v;
+        continue;
+      }
+    }
+    return Status::Corruption(
+        "Redis key " + key + " holds " + held +
+        "; the key belongs to this sink: nothing was written (remove the "
+        "key, or choose another --prefix or consumer name)");
   }
   unconfirmed_ = seqs[1].has_value();
   // A batch whose EXEC answer was never read as clean (the sink died
