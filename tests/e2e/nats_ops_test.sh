@@ -119,6 +119,18 @@ cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log-id "$logid" -c pip
 cmp -s "$T/echo2" "$T/events" || fail "--stdin replay did not echo what the stream holds"
 ok "--stdin: echoes what is stored; a replay publishes nothing and echoes it all"
 
+# A malformed line after 20 good ones (no "last", so the 20th event's
+# transaction is still open when the bad line comes): 65, and the 19
+# events stored are echoed, so a cdc-ack downstream moves past them.
+gen_events 1 20 1 | cdc-log import --log "$T/twenty" -q
+{ cdc-tail --log "$T/twenty" | sed 's/,"last":true//'; echo '{"seq":21,"lsn":'; } > "$T/bad.ndjson"
+expect_exit 65 cdc-nats --stdin --log "$T/twenty" -c badin --server "$NATS_URLS" --stream BADIN \
+  --subject 'badin.{schema}.{table}' -q < "$T/bad.ndjson"
+expect_one_line 'stdin line 21: '
+[ "$(P dump BADIN | wc -l)" = 19 ] || fail "bad input: the stream holds $(P dump BADIN | wc -l) events, want 19"
+head -19 "$T/bad.ndjson" | cmp -s - "$T/out" || fail "bad input: echoed $(wc -l < "$T/out") lines, want the 19 stored"
+ok "--stdin: malformed line 65, the events stored before it echoed"
+
 # --- a larger log, two sinks racing on one stream, SIGTERM -----------------
 N=${NATS_EVENTS:-100000}
 L2="$T/big"

@@ -114,6 +114,7 @@ class Runner {
   std::unique_ptr<consume::Source> source_;
   consume::SinkBatch batch_;
   std::deque<std::pair<uint64_t, std::string>> echo_;
+  Status bad_input_;  // the source's failure: nothing more is read
   uint64_t acked_ = 0, last_acked_ = 0, refused_seen_ = 0;
   int64_t next_ack_us_ = 0, next_metrics_us_ = 0;
   int64_t stalled_since_us_ = 0, delay_ms_ = 100;
@@ -204,9 +205,13 @@ void Runner::MaybeWriteMetrics(bool force) {
 Status Runner::Step(bool read_more, bool* read) {
   bool got = false;
   *read = false;
-  if (read_more && sink_.has_room() && !sink_.failing()) {
+  if (read_more && sink_.has_room() && !sink_.failing() && bad_input_.ok()) {
     batch_.clear();
-    CDC_ASSIGN_OR_RETURN(got, source_->Fill(&batch_, o_.batch));
+    auto filled = source_->Fill(&batch_, o_.batch);
+    // Bad input: reading stops there, and what came before it is still
+    // published, echoed and acknowledged before the failure is returned.
+    if (!filled.ok()) bad_input_ = filled.status();
+    got = filled.ok() && *filled;
     *read = got;
     if (got) {
       batch_.Seal();
@@ -280,7 +285,7 @@ Status Runner::Run() {
   while (!cli::StopRequested() && !out_.closed()) {
     bool read = false;
     result = Step(!eof, &read);
-    if (!result.ok()) break;
+    if (!result.ok() || !bad_input_.ok()) break;
     if (read || sink_.pending() > 0) continue;
     // Everything read is stored: wait for more input.
     (void)Ack(true);
@@ -299,8 +304,12 @@ Status Runner::Run() {
     bool read = false;
     result = Step(false, &read);
   }
+  // After a failure too, every event stored in order is echoed: a cdc-ack
+  // downstream must move past what the stream holds.
+  Echo();
   Status acked = Ack(true);
   MaybeWriteMetrics(true);
+  if (result.ok()) result = bad_input_;
   return result.ok() ? acked : result;
 }
 
