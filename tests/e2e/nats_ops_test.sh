@@ -245,6 +245,13 @@ expect_one_line 'Permissions Violation'
 [ -z "$(acked ro)" ] || [ "$(acked ro)" = 0 ] || fail "permission denied, yet acked $(acked ro)"
 ok "no JetStream 78, wrong password 77 (never shown), publish denied 77 (nothing acked)"
 
+# Replicas a single server cannot hold: bad configuration (78), not a bug
+# (70) that a service manager would restart forever.
+NATS_USER=admin NATS_PASSWORD=s3cret expect_exit 78 cdc-nats --log "$L" -c r5 \
+  --server "nats://127.0.0.1:$p2" --stream R5 --replicas 5 --reconnect-max 2 -q
+expect_one_line 'create stream R5: .*replicas'
+ok "--replicas 5 against a single server: 78"
+
 # TLS: a server whose certificate a CA made here signs. With --tls-ca the
 # sink verifies it and publishes; without, the handshake fails (78).
 ( cd "$T" &&

@@ -78,8 +78,10 @@ Status ErrorStatus(int s, int js_code, std::string_view text,
     return Status::Unavailable(msg);
   if (js_code == JSStreamNotFoundErr) return Status::NotFound(msg);
   // The stream's configuration: subjects overlapping another stream's,
-  // replicas the cluster cannot place, a name in use with other settings.
+  // replicas the cluster cannot place, a name in use with other settings,
+  // replicas asked of a single server.
   if (js_code == 10065 || js_code == 10058 || js_code == 10052 ||
+      js_code == JSStreamReplicasNotSupportedErr ||
       Contains(text, "insufficient resources") || Contains(text, "overlap"))
     return Status::Config(msg);
   return Status::Internal(msg);
