@@ -26,6 +26,15 @@ Status LineReader::LineError(const std::string& what) const {
 
 Result<LineReader::Got> LineReader::Next(int timeout_ms,
                                          std::string_view* line) {
+  // The line returned last is dead now: after a long one, give back the
+  // memory that held it (the caller copied what it keeps).
+  if (start_ > 0 && buf_.capacity() > 2 * kChunk &&
+      buf_.size() - start_ < buf_.capacity() / 4) {
+    std::string rest(buf_, start_);
+    buf_.swap(rest);  // not `buf_ = rest`: that keeps the long capacity
+    scanned_ -= start_;
+    start_ = 0;
+  }
   for (;;) {
     // Search only bytes not searched before: one long line read in many
     // chunks must not be scanned again for every chunk.

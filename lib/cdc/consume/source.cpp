@@ -1,13 +1,28 @@
 #include "cdc/consume/source.h"
 
+#include <charconv>
+
 #include "cdc/consume/line_reader.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/json_object.h"
+#include "cdc/event/json_scan.h"
+#include "cdc/event/json_text.h"
 #include "cdc/log/reader.h"
 
 namespace cdc::consume {
 
 namespace {
+
+// A line longer than this is checked where it is (event::ScanJsonObject)
+// instead of being parsed into a copy, and a buffer that held one gives
+// its memory back once it is handed on: a sink reading one 200 MB event
+// holds about two copies of it at a time, not six.
+constexpr size_t kLongLine = 1 << 20;
+
+void Release(std::string* s) {
+  s->clear();
+  if (s->capacity() > kLongLine) std::string().swap(*s);
+}
 
 class LogSource : public Source {
  public:
@@ -62,11 +77,18 @@ class StdinSource : public Source {
     if (!bad_.ok()) return bad_;
     while (b->items.size() < max) {
       if (!ready_.empty()) {
-        for (const Line& l : ready_)
-          b->Add(l.seq, std::string_view(ready_bytes_).substr(l.off, l.len),
-                 l.last);
+        if (b->items.empty()) {
+          // Hand the bytes over rather than copy them.
+          b->bytes.swap(ready_bytes_);
+          for (const Line& l : ready_)
+            b->items.push_back({l.seq, l.off, l.len, l.last});
+        } else {
+          for (const Line& l : ready_)
+            b->Add(l.seq, std::string_view(ready_bytes_).substr(l.off, l.len),
+                   l.last);
+        }
         ready_.clear();
-        ready_bytes_.clear();
+        Release(&ready_bytes_);
         any = true;
         continue;
       }
@@ -115,47 +137,127 @@ class StdinSource : public Source {
     bool last;
   };
 
-  // Checks one line and adds it to the transaction being read.
-  Status Take(std::string_view line) {
+  // What Take needs of a line.
+  struct Head {
+    bool has_seq = false;  // "seq" is a positive integer
+    uint64_t seq = 0;
+    bool has_op = false;  // "op" is a string
+    std::string id;       // the transaction: "lsn" and "xid" as JSON text
+    bool last = false;
+  };
+
+  Status HeadOf(std::string_view line, Head* h) {
     CDC_RETURN_IF_ERROR(event::ParseJsonObject(line, &obj_));
-    const event::JsonMember* seq = obj_.find("seq");
-    if (seq == nullptr || seq->kind != event::JsonKind::kUnsigned ||
-        seq->unsigned_value == 0)
-      return Status::BadInput("an event needs \"seq\", a positive integer");
-    if (seq->unsigned_value <= last_seq_)
-      return Status::BadInput("seq " + std::to_string(seq->unsigned_value) +
-                              " after seq " + std::to_string(last_seq_) +
-                              ": seqs must increase");
+    if (const event::JsonMember* seq = obj_.find("seq");
+        seq != nullptr && seq->kind == event::JsonKind::kUnsigned) {
+      h->seq = seq->unsigned_value;
+      h->has_seq = h->seq != 0;
+    }
     const event::JsonMember* op = obj_.find("op");
-    if (op == nullptr || op->kind != event::JsonKind::kString)
-      return Status::BadInput("an event needs \"op\", a string");
-    std::string id;
+    h->has_op = op != nullptr && op->kind == event::JsonKind::kString;
     for (const char* k : {"lsn", "xid"})
       if (const event::JsonMember* m = obj_.find(k))
-        id.append(obj_.value(*m)).push_back(' ');
+        h->id.append(obj_.value(*m)).push_back(' ');
+    const event::JsonMember* last = obj_.find("last");
+    h->last = last != nullptr && obj_.value(*last) == "true";
+    return Status::OK();
+  }
+
+  // The same for a long line, which is not copied: its members' text is
+  // rendered as ParseJsonObject renders it only for the small ones used.
+  Status HeadOfLong(std::string_view line, Head* h) {
+    CDC_RETURN_IF_ERROR(event::ScanJsonObject(line, &views_));
+    for (const char* k : {"seq", "op", "lsn", "xid", "last"}) {
+      const event::JsonMemberView* m = nullptr;
+      for (const event::JsonMemberView& v : views_)
+        if (v.key == k) m = &v;
+      if (m == nullptr) continue;
+      const std::string_view key(k);
+      if (key == "seq") {
+        h->seq = m->kind == event::JsonKind::kUnsigned ? m->unsigned_value : 0;
+        h->has_seq = h->seq != 0;
+      } else if (key == "op") {
+        h->has_op = m->kind == event::JsonKind::kString;
+      } else if (key == "last") {
+        h->last = m->kind == event::JsonKind::kBool && m->text == "true";
+      } else {
+        AppendRendered(*m, &h->id);
+        h->id.push_back(' ');
+      }
+    }
+    return Status::OK();
+  }
+
+  // A value's text as ParseJsonObject renders it (an object or array
+  // compacted, its strings as written).
+  static void AppendRendered(const event::JsonMemberView& m, std::string* out) {
+    char buf[24];
+    switch (m.kind) {
+      case event::JsonKind::kString: {
+        std::string s;
+        event::AppendDecodedJsonString(m.text, &s);
+        event::AppendJsonStringUnchecked(s, out);
+        return;
+      }
+      case event::JsonKind::kUnsigned:
+        out->append(buf,
+                    std::to_chars(buf, buf + sizeof buf, m.unsigned_value).ptr);
+        return;
+      case event::JsonKind::kInteger: {
+        int64_t v = 0;
+        std::from_chars(m.text.data(), m.text.data() + m.text.size(), v);
+        out->append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        return;
+      }
+      case event::JsonKind::kObject:
+      case event::JsonKind::kArray:
+        (void)event::AppendCompactJson(m.text, out);
+        return;
+      default:
+        out->append(m.text);
+        return;
+    }
+  }
+
+  // Checks one line and adds it to the transaction being read.
+  Status Take(std::string_view line) {
+    Head h;
+    CDC_RETURN_IF_ERROR(line.size() > kLongLine ? HeadOfLong(line, &h)
+                                                : HeadOf(line, &h));
+    if (!h.has_seq)
+      return Status::BadInput("an event needs \"seq\", a positive integer");
+    if (h.seq <= last_seq_)
+      return Status::BadInput("seq " + std::to_string(h.seq) + " after seq " +
+                              std::to_string(last_seq_) +
+                              ": seqs must increase");
+    if (!h.has_op) return Status::BadInput("an event needs \"op\", a string");
     // A new transaction begins: the open one is complete (a --table or
     // --op filter upstream may have dropped its "last" event).
-    if (!open_.empty() && id != open_id_) Close();
-    last_seq_ = seq->unsigned_value;
-    const event::JsonMember* last = obj_.find("last");
-    const bool is_last = last != nullptr && obj_.value(*last) == "true";
-    open_.push_back({last_seq_, open_bytes_.size(), line.size(), is_last});
+    if (!open_.empty() && h.id != open_id_) Close();
+    last_seq_ = h.seq;
+    open_.push_back({last_seq_, open_bytes_.size(), line.size(), h.last});
     open_bytes_.append(line);
-    open_id_ = id;
-    if (is_last) Close();
+    open_id_ = std::move(h.id);
+    if (h.last) Close();
     return Status::OK();
   }
 
   void Close() {
     if (open_.empty()) return;
     open_.back().last = true;
-    for (Line l : open_) {
-      l.off += ready_bytes_.size();
-      ready_.push_back(l);
+    if (ready_.empty()) {
+      // Nothing waits to be handed out: move the bytes, do not copy them.
+      ready_bytes_.swap(open_bytes_);
+      ready_.swap(open_);
+    } else {
+      for (Line l : open_) {
+        l.off += ready_bytes_.size();
+        ready_.push_back(l);
+      }
+      ready_bytes_.append(open_bytes_);
     }
-    ready_bytes_.append(open_bytes_);
     open_.clear();
-    open_bytes_.clear();
+    Release(&open_bytes_);
   }
 
   LineReader lines_{0};
@@ -168,6 +270,7 @@ class StdinSource : public Source {
   bool eof_ = false;
   Status bad_;
   event::JsonObject obj_;
+  std::vector<event::JsonMemberView> views_;
 };
 
 }  // namespace

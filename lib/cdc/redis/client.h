@@ -86,7 +86,10 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   // Queues a command in the output buffer: no I/O. The arguments are
-  // copied. Fails only when the connection is dead.
+  // copied, except one of kSendInPlace bytes or more: it is written to the
+  // socket at once (after everything queued before it), from where it is.
+  // Fails when the connection is dead, or dies writing.
+  static constexpr size_t kSendInPlace = 1 << 20;
   Status Append(const Args& args);
   // Writes what is queued once it holds `bytes` or more (no reply is
   // read), so the server works on the first commands of a large pipeline
@@ -106,6 +109,9 @@ class Connection {
   Status Dead(std::string_view what);
   // Moves the commands encoded in wbuf_ to hiredis's output buffer.
   Status Hand();
+  // Sends everything queued, then `bytes`, waiting as long as the socket
+  // takes them.
+  Status SendAll(std::string_view bytes);
 
   void* ctx_ = nullptr;  // redisContext
   bool dead_ = false;

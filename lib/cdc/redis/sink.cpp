@@ -227,15 +227,14 @@ Status Sink::FlushAllMembership(Connection& c) {
 }
 
 Status Sink::AppendEvent(Connection& c, const EventRef& ev, BatchResult* r) {
-  Status s = ParseCompact(ev.stored, &obj_);
+  Status s = obj_.Parse(ev.stored);
   if (!s.ok()) return s.Annotate("event seq " + std::to_string(ev.seq));
-  const event::JsonMember* op = obj_.find("op");
+  const Field* op = obj_.find("op");
   if (op == nullptr || op->kind != event::JsonKind::kString)
     return Status::BadInput("event seq " + std::to_string(ev.seq) +
                             " has no \"op\"");
-  if (o_.mode == Mode::kStream)
-    return AppendStream(c, ev, op->string_value, obj_);
-  return AppendHash(c, ev, op->string_value, obj_, r);
+  if (o_.mode == Mode::kStream) return AppendStream(c, ev, op->str, obj_);
+  return AppendHash(c, ev, op->str, obj_, r);
 }
 
 Result<BatchResult> Sink::Apply(Connection& c,

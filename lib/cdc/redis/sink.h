@@ -23,8 +23,8 @@
 
 #include "cdc/base/status.h"
 #include "cdc/consume/reader.h"
-#include "cdc/event/json_object.h"
 #include "cdc/redis/client.h"
+#include "cdc/redis/fields.h"
 
 namespace cdc::redis {
 
@@ -149,9 +149,9 @@ class Sink {
   // Builds the commands of one event into the connection's buffer.
   Status AppendEvent(Connection& c, const EventRef& ev, BatchResult* r);
   Status AppendStream(Connection& c, const EventRef& ev, std::string_view op,
-                      const event::JsonObject& obj);
+                      const Fields& obj);
   Status AppendHash(Connection& c, const EventRef& ev, std::string_view op,
-                    const event::JsonObject& obj, BatchResult* r);
+                    const Fields& obj, BatchResult* r);
   Status FlushMembership(Connection& c, const std::string& set_key);
   Status FlushAllMembership(Connection& c);
   // Queues the command in args_ (its verb a string literal) for `seq`.
@@ -175,13 +175,8 @@ class Sink {
   // table and at the end of the batch.
   std::unordered_map<std::string, std::unordered_map<std::string, bool>>
       members_;
-  event::JsonObject obj_, key_, after_;  // parsed event, reused
+  Fields obj_, key_, after_;  // parsed event, reused
 };
-
-// Parses one JSON object as event::ParseJsonObject does (its members and
-// their compact text), quickly when `text` is compact JSON (as the log
-// stores it), in full otherwise.
-Status ParseCompact(std::string_view text, event::JsonObject* out);
 
 // Hash mode's row key part: the key object's values, in its order, as a
 // compact JSON array ([7], [1,"a b"]): unambiguous whatever the values
