@@ -1,7 +1,7 @@
 // --format debezium against the change events Debezium documents for its
-// PostgreSQL connector (shared/golden beside the repository), field by
-// field: every field Debezium shows is there with the same shape, and
-// with the same value where the stored event holds the same data.
+// PostgreSQL connector (tests/event/golden), field by field: every field
+// Debezium shows is there with the same shape, and with the same value
+// where the stored event holds the same data.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,7 +20,7 @@ const Json& Golden() {
   static const Json golden = [] {
     const std::string path =
         std::string(CDC_SOURCE_DIR) +
-        "/../shared/golden/debezium-postgresql-events.json";
+        "/tests/event/golden/debezium-postgresql-events.json";
     std::ifstream in(path);
     if (!in) FAIL("cannot read " << path);
     return Json::parse(in);
