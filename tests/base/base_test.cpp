@@ -43,7 +43,7 @@ TEST_CASE("timestamps round-trip in RFC 3339 with microseconds", "[base]") {
     CHECK_FALSE(ParseTimestamp(bad).ok());
 }
 
-TEST_CASE("exit codes follow DESIGN.md", "[base]") {
+TEST_CASE("exit codes follow docs/design.md", "[base]") {
   CHECK(ExitCodeFor(Status::OK()) == 0);
   CHECK(ExitCodeFor(Status::CheckFailed("x")) == 1);
   CHECK(ExitCodeFor(Status::Usage("x")) == 64);

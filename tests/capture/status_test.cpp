@@ -1,5 +1,6 @@
-// Invariant 2 at its source: the flush position of every standby status is
-// what the log holds durably, never what was received or only written.
+// Invariants 2 and 10 of docs/invariants.md at their source: the flush
+// position of every standby status is what the log holds durably, never
+// what was received or only written.
 #include "cdc/capture/status.h"
 
 #include <unistd.h>

@@ -18,7 +18,7 @@ kills=0
 while [ "$kills" -lt "$KILLS" ]; do
   capture_bg
   sleep "0.$(( RANDOM % 40 + 10 ))"
-  # Invariant 2 before every kill: PostgreSQL was told of nothing the log
+  # Invariant 2 (docs/invariants.md) before every kill: PostgreSQL was told of nothing the log
   # does not hold.
   check_acked "before kill $((kills + 1))"
   kill -9 "$CAP" 2>/dev/null && kills=$((kills + 1))

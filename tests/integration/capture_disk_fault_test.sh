@@ -72,9 +72,9 @@ ok "EIO on a segment write: exit 74"
 # A disk that stops answering: every fdatasync of a segment waits. Capture
 # goes on receiving, and writing into the page cache, but must tell
 # PostgreSQL nothing past what was durable when the disk stopped: at most
-# the log's end as read just after (invariant 2: the flush position sent
-# is a function of the durable position alone, never of what was
-# received). Then a SIGKILL while it waits, and a restart.
+# the log's end as read just after (docs/invariants.md, invariant 2: the
+# flush position sent is a function of the durable position alone, never
+# of what was received). Then a SIGKILL while it waits, and a restart.
 faulty
 sleep 0.7
 kill -0 "$CAP" 2>/dev/null || fail "capture died early: $(cat "$T/capture.err")"

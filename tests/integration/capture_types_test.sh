@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every column type and DML shape arrives as DESIGN.md's event format says.
+# Every column type and DML shape arrives as cdc-capture(1) (EVENTS) says.
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
 as_least_privilege

@@ -1,5 +1,6 @@
 // Command-line entry points of the tools. Each returns the process exit
-// code (DESIGN.md) instead of calling exit(), so tests can run it in-process.
+// code (docs/design.md, "Errors and exit codes") instead of calling exit(),
+// so tests can run it in-process.
 #pragma once
 
 namespace cdc::tail {

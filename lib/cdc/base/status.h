@@ -1,7 +1,8 @@
 // Status and Result: the closed set of error kinds every part of cdc reports.
 //
 // An error kind is decided where the error happens; one function
-// (cdc::ExitCodeFor) maps kinds to the stable exit codes of DESIGN.md.
+// (cdc::ExitCodeFor) maps kinds to the stable exit codes of docs/design.md
+// ("Errors and exit codes").
 // An OK status holds no allocation and costs one pointer compare.
 #pragma once
 
@@ -97,7 +98,7 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Rep> rep_;
 };
 
-// Exit code for a status (0 for OK), as fixed in DESIGN.md.
+// Exit code for a status (0 for OK), as fixed in docs/design.md.
 int ExitCodeFor(const Status& s);
 
 template <typename T>

@@ -7,9 +7,10 @@
 // minus one. Recorded position P means "everything up to P is in the log",
 // so the flush position sent to PostgreSQL is P + 1 — past the commit
 // record's start, so the server does not send that transaction again, and
-// never past a position that is not yet fsynced (invariant 2). After a
-// restart, transactions whose commit LSN is at or below the log's last
-// position were already written and are skipped (invariant 3).
+// never past a position that is not yet fsynced (docs/invariants.md,
+// invariant 2). After a restart, transactions whose commit LSN is at or
+// below the log's last position were already written and are skipped
+// (invariant 3).
 #pragma once
 
 #include "cdc/base/status.h"

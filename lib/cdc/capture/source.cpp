@@ -233,9 +233,9 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
     CDC_RETURN_IF_ERROR(EnsureFailover(conn, o, slot.get(0, 4)));
   }
 
-  // The log records every position we acknowledged (invariant 2), so a slot
-  // ahead of it means changes nobody wrote here: a restored old backup, or
-  // another consumer of the slot.
+  // The log records every position we acknowledged (docs/invariants.md,
+  // invariant 2), so a slot ahead of it means changes nobody wrote here: a
+  // restored old backup, or another consumer of the slot.
   const log::SourcePosition pos = writer.position();
   if (pos.valid && pos.exclusive && st.confirmed_flush == pos.lsn + 1) {
     // cdc-capture 0.1.0 acknowledged a lone message's LSN + 1; PostgreSQL

@@ -12,9 +12,10 @@ struct StandbyStatus {
   Lsn flush = 0;  // the slot is confirmed up to here; WAL before it goes
 };
 
-// Invariant 2: `flush` is the log's durable flush position and nothing
-// else (pg_recvlogical's output_fsync_lsn, moved only after an fsync),
-// whatever was received or written; `write` may run ahead to `received`.
+// docs/invariants.md, invariants 2 and 10: `flush` is the log's durable
+// flush position and nothing else (pg_recvlogical's output_fsync_lsn, moved
+// only after an fsync), whatever was received or written; `write` may run
+// ahead to `received`.
 // Reads the writer's durable position, so it is safe from any thread.
 StandbyStatus StatusFor(const log::LogWriter& writer, Lsn received);
 

@@ -16,8 +16,8 @@ namespace cdc::log {
 inline constexpr int kLogFormatVersion = 2;
 inline constexpr int kOldestLogFormatVersion = 1;
 
-// The PostgreSQL source a log belongs to (invariant 6). Empty for logs
-// filled by `cdc-log import`.
+// The PostgreSQL source a log belongs to (docs/invariants.md, invariant 6).
+// Empty for logs filled by `cdc-log import`.
 struct SourceIdentity {
   std::string system_id;
   std::string database;

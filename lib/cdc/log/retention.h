@@ -1,7 +1,7 @@
 // Retention: deletes whole sealed segments, oldest first, never the newest.
 //
 // It does not wait for consumers: a consumer whose next event is removed is
-// expired until an operator seeks it (invariant 5).
+// expired until an operator seeks it (docs/invariants.md, invariant 5).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Rendering of PostgreSQL column values as JSON, by type OID, as DESIGN.md
-// ("Event format", Types) fixes it:
+// Rendering of PostgreSQL column values as JSON, by type OID, as
+// cdc-capture(1) (EVENTS, Types) fixes it:
 //
 //   int2 int4 int8 oid        JSON number
 //   float4 float8             JSON number; NaN, Infinity, -Infinity as strings
