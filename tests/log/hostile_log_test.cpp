@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <climits>
 #include <fstream>
@@ -14,7 +15,9 @@
 #include "cdc/log/reader.h"
 #include "cdc/log/retention.h"
 #include "cdc/log/segment.h"
+#include "cdc/log/snapshots.h"
 #include "cdc/log/verify.h"
+#include "cdc/log/watch.h"
 #include "cdc/log/writer.h"
 #include "runners.h"
 #include "test_util.h"
@@ -234,6 +237,96 @@ TEST_CASE("writers warn about log directories others can write",
   CHECK(SharedDirWarning(dir.sub("missing")).empty());
   CHECK_THAT(SharedParentWarning(JoinPath(log, "metrics.prom")),
              Catch::Contains("writable by all users"));
+}
+
+TEST_CASE("a log's directories planted as symlinks are refused, never used",
+          "[log][hostile]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  auto segs = test::WriteSmallSegments(log, 30, 4);
+  REQUIRE(segs.ok());
+  const std::string elsewhere = dir.sub("elsewhere");
+  auto listing = [&] {
+    auto names = ListDir(elsewhere);
+    REQUIRE(names.ok());
+    std::sort(names->begin(), names->end());
+    return *names;
+  };
+  auto refused = [&](const Status& s, const std::string& name) {
+    CHECK(s.code() == Code::kCorruption);
+    CHECK(s.message() == "refusing " + JoinPath(log, name) +
+                             ": it is a symbolic link (not followed)");
+  };
+
+  SECTION("segments") {
+    // The link leads to the log's own segments, so that only the refusal
+    // can make a reader fail.
+    REQUIRE(rename(SegmentsDir(log).c_str(), elsewhere.c_str()) == 0);
+    REQUIRE(symlink(elsewhere.c_str(), SegmentsDir(log).c_str()) == 0);
+    const auto before = listing();
+    refused(ReadIdentity(log).status(), "segments");
+    refused(LogReader::Open(log).status(), "segments");
+    refused(ListSegmentFiles(log).status(), "segments");
+    refused(Summarize(log).status(), "segments");
+    refused(VerifyLog(log).status(), "segments");
+    refused(LogWriter::Open(log, {}).status(), "segments");
+    refused(ChangeWaiter::Create(log).status(), "segments");
+    CHECK(listing() == before);
+  }
+  SECTION("segments of a log being created") {
+    const std::string fresh = dir.sub("fresh");
+    REQUIRE(mkdir(fresh.c_str(), 0700) == 0);
+    REQUIRE(mkdir(elsewhere.c_str(), 0700) == 0);
+    REQUIRE(symlink(elsewhere.c_str(), SegmentsDir(fresh).c_str()) == 0);
+    auto made = OpenOrCreateLog(fresh);
+    CHECK(made.status().code() == Code::kCorruption);
+    CHECK_THAT(made.status().message(),
+               Catch::Contains("segments: it is a symbolic link"));
+    CHECK(listing().empty());
+  }
+  SECTION("segments swapped for a link under a running writer") {
+    WriterOptions o;
+    o.segment_bytes = 2048;
+    auto w = LogWriter::Open(log, o);
+    REQUIRE(w.ok());
+    REQUIRE(rename(SegmentsDir(log).c_str(), dir.sub("real").c_str()) == 0);
+    REQUIRE(mkdir(elsewhere.c_str(), 0700) == 0);
+    REQUIRE(symlink(elsewhere.c_str(), SegmentsDir(log).c_str()) == 0);
+    // Enough to seal the active segment: its record and successor would
+    // go through the link.
+    Status s;
+    for (uint64_t t = 100; s.ok() && t < 200; ++t) {
+      s = (*w)->Append(test::EventLine(t, 0, 200));
+      if (s.ok()) s = (*w)->Commit(t * 16, 0, t);
+      if (s.ok()) s = (*w)->Sync();
+    }
+    refused(s, "segments");
+    CHECK(listing().empty());
+  }
+  SECTION("snapshots") {
+    // A request another log holds: listing it here would read through.
+    auto other = RequestIncrementalSnapshot(log, "public", "t", 10, 1);
+    REQUIRE(other.ok());
+    REQUIRE(rename(JoinPath(log, kSnapshotsDir).c_str(), elsewhere.c_str()) ==
+            0);
+    REQUIRE(symlink(elsewhere.c_str(), JoinPath(log, kSnapshotsDir).c_str()) ==
+            0);
+    const auto before = listing();
+    refused(ReadIdentity(log).status(), "snapshots");
+    refused(RequestIncrementalSnapshot(log, "public", "t", 10, 2).status(),
+            "snapshots");
+    refused(ListIncrementalSnapshots(log).status(), "snapshots");
+    refused(ReadIncrementalSnapshot(log, other->id).status(), "snapshots");
+    refused(WriteIncrementalSnapshot(log, *other), "snapshots");
+    CHECK(listing() == before);
+  }
+  SECTION("a file where a directory belongs") {
+    { std::ofstream(JoinPath(log, kSnapshotsDir)) << "x"; }
+    auto id = ReadIdentity(log);
+    CHECK(id.status().code() == Code::kCorruption);
+    CHECK_THAT(id.status().message(),
+               Catch::EndsWith("snapshots: it is not a directory"));
+  }
 }
 
 }  // namespace cdc::log

@@ -11,6 +11,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/log/segment.h"
+#include "cdc/log/snapshots.h"
 
 namespace cdc::log {
 
@@ -73,10 +74,41 @@ Result<LogIdentity> ReadIdentity(const std::string& dir) {
                                  s.at("slot").get<std::string>(),
                                  s.at("publication").get<std::string>()};
     }
+    CDC_RETURN_IF_ERROR(CheckLogDirs(dir));
     return id;
   } catch (const nlohmann::json::exception& e) {
     return Status::Corruption("unreadable " + path + ": " + e.what());
   }
+}
+
+Result<std::string> LogSubdir(const std::string& dir, std::string_view name) {
+  std::string path = JoinPath(dir, std::string(name));
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    return ErrnoStatus("stat", path, errno);
+  }
+  if (S_ISLNK(st.st_mode))
+    return Status::Corruption("refusing " + path +
+                              ": it is a symbolic link (not followed)");
+  if (!S_ISDIR(st.st_mode))
+    return Status::Corruption("refusing " + path + ": it is not a directory");
+  return path;
+}
+
+Result<std::string> MakeLogSubdir(const std::string& dir,
+                                  std::string_view name) {
+  // mkdir never follows a link in its last component (EEXIST), so what
+  // stands there after it is checked as any other time.
+  CDC_RETURN_IF_ERROR(MakeDir(JoinPath(dir, std::string(name))));
+  return LogSubdir(dir, name);
+}
+
+Status CheckLogDirs(const std::string& dir) {
+  for (const char* name : {kSegmentsDir, kSnapshotsDir}) {
+    CDC_RETURN_IF_ERROR(LogSubdir(dir, name).status());
+  }
+  return Status::OK();
 }
 
 Result<LogIdentity> CreateLog(const std::string& dir,
@@ -84,6 +116,7 @@ Result<LogIdentity> CreateLog(const std::string& dir,
                               int format_version) {
   Status s = MakeDir(dir);
   if (!s.ok()) return s;
+  CDC_RETURN_IF_ERROR(CheckLogDirs(dir));
   CDC_ASSIGN_OR_RETURN(auto names, ListDir(dir));
   for (const auto& n : names) {
     if (n != "segments" && n != "LOCK" && n != "consumers.db" &&
@@ -106,12 +139,13 @@ Result<LogIdentity> CreateLog(const std::string& dir,
             "); restore log.json or move the segments away");
     }
   }
-  CDC_RETURN_IF_ERROR(MakeDir(SegmentsDir(dir)));
+  CDC_ASSIGN_OR_RETURN(const std::string segments,
+                       MakeLogSubdir(dir, kSegmentsDir));
   // The first segment exists from the start, so readers and followers can
   // open a log before anything is written to it.
-  const std::string first = JoinPath(SegmentsDir(dir), SegmentFileName(1));
+  const std::string first = JoinPath(segments, SegmentFileName(1));
   CDC_RETURN_IF_ERROR(OpenFile(first, O_WRONLY | O_CREAT).status());
-  CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir)));
+  CDC_RETURN_IF_ERROR(SyncDir(segments));
   LogIdentity id;
   id.log_id = RandomId();
   id.format_version = format_version;

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cdc/base/fs.h"
 #include "cdc/base/status.h"
@@ -37,8 +38,25 @@ struct LogIdentity {
 std::string IdentityJson(const LogIdentity& id);
 
 // Reads DIR/log.json. NotFound when DIR or log.json is missing; Corruption
-// when it is unreadable or of another format version.
+// when it is unreadable or of another format version, or when a directory
+// of the log is not one (CheckLogDirs). Every tool opens a log through
+// here (or CreateLog), so none of them uses a planted directory.
 Result<LogIdentity> ReadIdentity(const std::string& dir);
+
+// The directories a log holds, LOG/segments and LOG/snapshots, are its
+// own. A symbolic link under one of those names is never followed (it
+// would send the writer's segments, or a snapshot request, wherever it
+// points, and readers after them), nor is anything else that is not a
+// directory used as one: Corruption "refusing LOG/NAME: ...", as OpenFile
+// refuses files. The one place this is decided; every path into a log's
+// directory comes from here.
+// LogSubdir returns LOG/NAME when it is a directory or does not exist.
+Result<std::string> LogSubdir(const std::string& dir, std::string_view name);
+// Creates LOG/NAME (NewDirMode) when missing; LogSubdir's refusals.
+Result<std::string> MakeLogSubdir(const std::string& dir,
+                                  std::string_view name);
+// LogSubdir for every directory a log may hold.
+Status CheckLogDirs(const std::string& dir);
 
 // Creates a new log in DIR (which may exist if empty). CannotCreate when DIR
 // holds other files.

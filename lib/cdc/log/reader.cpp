@@ -50,8 +50,10 @@ Status LogReader::OpenListedSegment(uint64_t base_seq) {
 
 Result<const std::vector<uint64_t>*> LogReader::SegmentBases() {
   const std::string dir = SegmentsDir(dir_);
+  // lstat: a link planted since the last listing changes the stamp, and
+  // the listing then refuses it.
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat", dir, errno);
+  if (::lstat(dir.c_str(), &st) != 0) return ErrnoStatus("stat", dir, errno);
   const int64_t mtime =
       int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
   // The directory's mtime changes whenever a segment or seal record is

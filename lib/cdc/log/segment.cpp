@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/coding.h"
+#include "cdc/log/log_dir.h"
 
 namespace cdc::log {
 
@@ -29,7 +30,7 @@ bool ParseSegmentName(const std::string& file, uint64_t* seq) {
 }  // namespace
 
 std::string SegmentsDir(const std::string& log_dir) {
-  return JoinPath(log_dir, "segments");
+  return JoinPath(log_dir, kSegmentsDir);
 }
 
 std::string SegmentFileName(uint64_t base_seq) {
@@ -46,7 +47,7 @@ std::string SealRecordPath(const std::string& segment_path) {
 }
 
 Result<std::vector<SegmentInfo>> ListSegmentFiles(const std::string& log_dir) {
-  const std::string dir = SegmentsDir(log_dir);
+  CDC_ASSIGN_OR_RETURN(const std::string dir, LogSubdir(log_dir, kSegmentsDir));
   CDC_ASSIGN_OR_RETURN(auto names, ListDir(dir));
   std::vector<SegmentInfo> out;
   for (const auto& n : names) {

@@ -38,6 +38,9 @@ struct SegmentInfo {
   std::string seal_error;  // the record exists but cannot be used: why
 };
 
+// LOG/segments. A path only: ListSegmentFiles and the writer take it
+// through LogSubdir (log_dir.h), which refuses a planted link.
+inline constexpr const char* kSegmentsDir = "segments";
 std::string SegmentsDir(const std::string& log_dir);
 std::string SegmentFileName(uint64_t base_seq);
 // "segments/<file>", as messages name a segment.
@@ -50,7 +53,8 @@ std::string SealRecordPath(const std::string& segment_path);
 // `seal_error` when it exists but is not (which is corruption, never a
 // record to rebuild), neither when it is missing.
 Result<std::vector<SegmentInfo>> ListSegments(const std::string& log_dir);
-// The same without reading seal records (names only; cheap).
+// The same without reading seal records (names only; cheap). Corruption
+// when LOG/segments is a symbolic link or not a directory (LogSubdir).
 Result<std::vector<SegmentInfo>> ListSegmentFiles(const std::string& log_dir);
 
 Status WriteSealRecord(const std::string& segment_path, const SealRecord& r);

@@ -7,17 +7,18 @@
 
 #include "cdc/base/fs.h"
 #include "cdc/base/time.h"
+#include "cdc/log/log_dir.h"
 
 namespace cdc::log {
 
 namespace {
 
-std::string SnapshotsPath(const std::string& dir) {
-  return JoinPath(dir, kSnapshotsDir);
-}
-
-std::string FilePath(const std::string& dir, const std::string& id) {
-  return JoinPath(SnapshotsPath(dir), id + ".json");
+// LOG/snapshots/ID.json, refusing a planted LOG/snapshots (LogSubdir):
+// capture rewrites these files for as long as it runs.
+Result<std::string> FilePath(const std::string& dir, const std::string& id) {
+  CDC_ASSIGN_OR_RETURN(const std::string snapshots,
+                       LogSubdir(dir, kSnapshotsDir));
+  return JoinPath(snapshots, id + ".json");
 }
 
 // A compact, sortable id: the request's UTC time and 24 random bits.
@@ -142,7 +143,7 @@ Result<IncrementalSnapshot> RequestIncrementalSnapshot(
   if (chunk_rows == 0 || chunk_rows > kMaxChunkRows)
     return Status::Usage("--chunk-rows must be 1 to " +
                          std::to_string(kMaxChunkRows));
-  CDC_RETURN_IF_ERROR(MakeDir(SnapshotsPath(dir)));
+  CDC_RETURN_IF_ERROR(MakeLogSubdir(dir, kSnapshotsDir).status());
   IncrementalSnapshot s;
   s.id = NewId(now_us);
   s.schema = schema;
@@ -156,9 +157,10 @@ Result<IncrementalSnapshot> RequestIncrementalSnapshot(
 Result<std::vector<IncrementalSnapshot>> ListIncrementalSnapshots(
     const std::string& dir) {
   std::vector<IncrementalSnapshot> out;
-  if (!PathExists(SnapshotsPath(dir))) return out;
-  CDC_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                       ListDir(SnapshotsPath(dir)));
+  CDC_ASSIGN_OR_RETURN(const std::string snapshots,
+                       LogSubdir(dir, kSnapshotsDir));
+  if (!PathExists(snapshots)) return out;
+  CDC_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDir(snapshots));
   std::sort(names.begin(), names.end());
   for (const std::string& n : names) {
     if (n.size() <= 5 || n.substr(n.size() - 5) != ".json") continue;
@@ -175,7 +177,7 @@ Result<IncrementalSnapshot> ReadIncrementalSnapshot(const std::string& dir,
                                                     const std::string& id) {
   if (!IsSnapshotId(id))
     return Status::Usage("no snapshot request \"" + id + "\"");
-  const std::string path = FilePath(dir, id);
+  CDC_ASSIGN_OR_RETURN(const std::string path, FilePath(dir, id));
   CDC_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   CDC_ASSIGN_OR_RETURN(IncrementalSnapshot s,
                        ParseIncrementalSnapshot(text, path));
@@ -186,7 +188,8 @@ Result<IncrementalSnapshot> ReadIncrementalSnapshot(const std::string& dir,
 
 Status WriteIncrementalSnapshot(const std::string& dir,
                                 const IncrementalSnapshot& s) {
-  return WriteFileAtomic(FilePath(dir, s.id), IncrementalSnapshotJson(s));
+  CDC_ASSIGN_OR_RETURN(const std::string path, FilePath(dir, s.id));
+  return WriteFileAtomic(path, IncrementalSnapshotJson(s));
 }
 
 }  // namespace cdc::log

@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "cdc/log/log_dir.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
@@ -15,14 +16,15 @@ constexpr int kSlowPollMs = 500;
 
 Result<ChangeWaiter> ChangeWaiter::Create(const std::string& log_dir) {
   ChangeWaiter w;
+  CDC_ASSIGN_OR_RETURN(const std::string segments,
+                       LogSubdir(log_dir, kSegmentsDir));
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd >= 0) {
     w.fd_ = FileHandle(fd);
-    if (::inotify_add_watch(fd, SegmentsDir(log_dir).c_str(),
-                            IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE) <
-        0) {
-      if (errno == ENOENT)
-        return ErrnoStatus("watch", SegmentsDir(log_dir), errno);
+    if (::inotify_add_watch(fd, segments.c_str(),
+                            IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE |
+                                IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+      if (errno == ENOENT) return ErrnoStatus("watch", segments, errno);
       w.fd_.Reset();
     }
   }

@@ -272,11 +272,15 @@ Status LogWriter::HashPrefix() {
 
 Status LogWriter::OpenActive(uint64_t base_seq, bool create) {
   base_seq_ = base_seq;
-  path_ = JoinPath(SegmentsDir(dir_), SegmentFileName(base_seq));
+  // A long-running writer creates segments long after it opened the log:
+  // the directory is looked at again each time.
+  CDC_ASSIGN_OR_RETURN(const std::string segments,
+                       LogSubdir(dir_, kSegmentsDir));
+  path_ = JoinPath(segments, SegmentFileName(base_seq));
   auto f = OpenFile(path_, O_RDWR | (create ? O_CREAT | O_EXCL : 0));
   if (!f.ok()) return f.status();
   fd_ = std::move(f).value();
-  if (create) CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir_)));
+  if (create) CDC_RETURN_IF_ERROR(SyncDir(segments));
   file_size_ = commit_end_ = 0;
   sha_.Reset();
   seg_has_commit_ = false;
@@ -782,6 +786,8 @@ Status LogWriter::Seal(uint64_t next_seq) {
   rec.last_lsn = seg_last_lsn_;
   rec.first_time = seg_first_time_;
   rec.last_time = seg_last_time_;
+  // The seal record is written by path, beside the segment.
+  CDC_RETURN_IF_ERROR(LogSubdir(dir_, kSegmentsDir).status());
   CDC_RETURN_IF_ERROR(WriteSealRecord(path_, rec));
   return OpenActive(next_seq, /*create=*/true);
 }
