@@ -1,10 +1,14 @@
 #include "cdc/consume/reader.h"
 
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
 
 #include "cdc/base/time.h"
+#include "cdc/consume/source.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/retention.h"
+#include "runners.h"
 #include "test_util.h"
 
 namespace cdc::consume {
@@ -143,6 +147,89 @@ TEST_CASE("a consumer whose next event was removed is expired",
         "consumer slow is expired: its next event (seq 1) was removed by "
         "retention; run \"cdc-ack -c slow --seek earliest\" (or another "
         "position) to continue from what is retained");
+}
+
+TEST_CASE("a cursor beyond the log's end, or negative, is refused",
+          "[consume][cursor]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 5, 2);  // seq 1-10
+  {
+    auto store = cursor::ConsumerStore::Open(log);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Create("c", 0).ok());
+  }
+  // What a damaged consumers.db holds: SQLite takes any integer.
+  auto set = [&](const char* value) {
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open((log + "/consumers.db").c_str(), &h) == SQLITE_OK);
+    const std::string sql =
+        std::string("UPDATE consumers SET acked_seq = ") + value;
+    REQUIRE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) ==
+            SQLITE_OK);
+    sqlite3_close(h);
+  };
+  Options o;
+  o.log_dir = log;
+  o.consumer = "c";
+  std::string out;
+  auto run = [&](int (*tool)(int, char**), std::vector<std::string> args) {
+    return test::RunTool(tool, args, &out);
+  };
+
+  SECTION("at the last seq: nothing left to read, and fine") {
+    set("10");
+    auto r = OpenReader(o);
+    CHECK(SeqsOf(*r).empty());
+    CHECK(run(tail::RunCli, {"cdc-tail", "--log", log, "-c", "c"}) == 0);
+    CHECK(run(logtool::RunCli, {"cdc-log", "consumers", "--log", log}) == 0);
+    CHECK_THAT(out, Catch::Contains(" 10 ") && Catch::Contains(" ok "));
+  }
+  SECTION("beyond it") {
+    set("15");
+    auto r = Reader::Open(o);
+    CHECK(r.status().code() == Code::kBadInput);
+    CHECK(r.status().message() ==
+          "consumer c is damaged: its cursor, acked seq 15, is beyond the end "
+          "of the log (last seq 10); move it with \"cdc-ack -c c --seek "
+          "POS\"");
+    CHECK(consume::OpenLogSource(log, "c", std::nullopt, false, "")
+              .status()
+              .code() == Code::kBadInput);
+    CHECK(run(tail::RunCli, {"cdc-tail", "--log", log, "-c", "c"}) == 65);
+    CHECK(out.empty());
+    // An ack leaves the later cursor where it is: not a success.
+    CHECK(run(ack::RunCli, {"cdc-ack", "--log", log, "-c", "c", "5"}) == 65);
+    CHECK(run(logtool::RunCli, {"cdc-log", "consumers", "--log", log}) == 65);
+    CHECK_THAT(out, Catch::Matches("NAME .*\nc +15 +- +damaged .*\n"));
+    CHECK(run(logtool::RunCli,
+              {"cdc-log", "consumers", "--log", log, "--json"}) == 65);
+    CHECK_THAT(out, Catch::Contains("\"acked_seq\":15,\"lag\":null,"
+                                    "\"expired\":false,\"damaged\":true"));
+    CHECK(run(logtool::RunCli, {"cdc-log", "stats", "--log", log}) == 65);
+    CHECK_THAT(out, Catch::Contains("\"damaged\":true"));
+    CHECK(run(logtool::RunCli,
+              {"cdc-log", "stats", "--log", log, "--prometheus"}) == 65);
+    CHECK_THAT(out, Catch::Contains("cdc_log_consumer_damaged{") &&
+                        !Catch::Contains("cdc_log_consumer_lag_events{"));
+    // A seek is how it is repaired.
+    REQUIRE(run(ack::RunCli,
+                {"cdc-ack", "--log", log, "-c", "c", "--seek", "7"}) == 0);
+    CHECK(SeqsOf(*OpenReader(o)) == std::vector<uint64_t>{7, 8, 9, 10});
+  }
+  SECTION("negative") {
+    set("-5");
+    auto r = Reader::Open(o);
+    CHECK(r.status().code() == Code::kBadInput);
+    CHECK(r.status().message() ==
+          "consumer c is damaged: its cursor, acked seq -5, is negative (last "
+          "seq 10); move it with \"cdc-ack -c c --seek POS\"");
+    CHECK(run(tail::RunCli, {"cdc-tail", "--log", log, "-c", "c"}) == 65);
+    CHECK(run(logtool::RunCli, {"cdc-log", "consumers", "--log", log}) == 65);
+    CHECK_THAT(out, Catch::Matches("NAME .*\nc +-5 +- +damaged .*\n"));
+    set("-1");  // acked_seq + 1 would wrap to 0: "expired", wrongly
+    CHECK(Reader::Open(o).status().code() == Code::kBadInput);
+  }
 }
 
 TEST_CASE("batches hold whole transactions up to a bound", "[consume][batch]") {

@@ -227,7 +227,7 @@ expect_exit 0 cdc-log stats --log "$S"
 python3 -c "
 import json, sys
 j = json.load(open('$T/out'))
-assert j['last_seq'] == 20 and j['consumers'] == [{'name': 'half', 'acked_seq': 9, 'lag': 11, 'expired': False}], j  # --seek 10: 10 comes next
+assert j['last_seq'] == 20 and j['consumers'] == [{'name': 'half', 'acked_seq': 9, 'lag': 11, 'expired': False, 'damaged': False}], j  # --seek 10: 10 comes next
 " || fail "stats: $(cat "$T/out")"
 expect_exit 0 cdc-log stats --log "$S" --prometheus
 promtool check metrics < "$T/out" > "$T/lint" 2>&1 || { cat "$T/lint"; fail "promtool check metrics"; }

@@ -43,7 +43,12 @@ Status AckChecked(cursor::ConsumerStore& store, const Options& o, uint64_t seq,
     return Status::BadInput("seq " + std::to_string(seq) +
                             " is beyond the end of the log (last seq " +
                             std::to_string(last) + ")");
-  return store.Ack(o.consumer, seq).status();
+  CDC_ASSIGN_OR_RETURN(uint64_t now, store.Ack(o.consumer, seq));
+  // An ack keeps the later cursor, so a damaged one stays: say so rather
+  // than succeed (the log may have grown since `last` was read).
+  if (now <= seq) return Status::OK();
+  CDC_ASSIGN_OR_RETURN(last, LastSeq(o.log));
+  return cursor::CheckCursor(cursor::Consumer{o.consumer, now, 0, 0}, last);
 }
 
 // The "seq" of an event object, 0 for a transaction marker.

@@ -153,7 +153,8 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
   std::vector<std::string> expired;
   for (const auto& c : consumers)
-    if (c.acked_seq + 1 < res.first_seq) expired.push_back(c.name);
+    if (cursor::StoredAckedSeq(c) >= 0 && c.acked_seq + 1 < res.first_seq)
+      expired.push_back(c.name);
   if (json) {
     Json j;
     j["dry_run"] = f.dry_run;
@@ -217,16 +218,20 @@ std::string SelectionFlags(const consume::Filter& f) {
 }
 
 Status Consumers(const std::string& dir, bool json) {
-  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  // After the cursors: an ack made meanwhile is within this end.
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   const uint64_t last = sum.next_seq - 1;
+  Status damaged;  // the first damaged cursor, reported after the listing
   if (!json)
     printf("%-24s %12s %12s %-8s %-27s %s\n", "NAME", "ACKED", "LAG", "STATE",
            "UPDATED", "SELECTION");
   for (const auto& c : consumers) {
-    const bool expired = c.acked_seq + 1 < sum.first_seq;
-    const uint64_t lag = last > c.acked_seq ? last - c.acked_seq : 0;
+    const bool bad = cursor::CursorDamaged(c, last);
+    if (bad && damaged.ok()) damaged = cursor::CheckCursor(c, last);
+    const bool expired = !bad && c.acked_seq + 1 < sum.first_seq;
+    const uint64_t lag = !bad && last > c.acked_seq ? last - c.acked_seq : 0;
     CDC_ASSIGN_OR_RETURN(std::string stored, store->GetSelection(c.name));
     std::optional<consume::Filter> filter;
     if (!stored.empty()) {
@@ -235,22 +240,26 @@ Status Consumers(const std::string& dir, bool json) {
     if (json) {
       Json j;
       j["name"] = c.name;
-      j["acked_seq"] = c.acked_seq;
-      j["lag"] = lag;
+      j["acked_seq"] = cursor::StoredAckedSeq(c);
+      j["lag"] = bad ? Json() : Json(lag);
       j["expired"] = expired;
+      j["damaged"] = bad;
       j["updated"] = FormatTimestamp(c.updated_us);
       j["selection"] = filter ? Json::parse(filter->ToJson()) : Json();
       PrintJson(j);
     } else {
-      printf("%-24s %12llu %12llu %-8s %-27s %s\n", c.name.c_str(),
-             static_cast<unsigned long long>(c.acked_seq),
-             static_cast<unsigned long long>(lag), expired ? "expired" : "ok",
+      printf("%-24s %12lld %12s %-8s %-27s %s\n", c.name.c_str(),
+             static_cast<long long>(cursor::StoredAckedSeq(c)),
+             bad ? "-" : std::to_string(lag).c_str(),
+             bad       ? "damaged"
+             : expired ? "expired"
+                       : "ok",
              FormatTimestamp(c.updated_us).c_str(),
              filter ? cli::EscapeForTerminal(SelectionFlags(*filter)).c_str()
                     : "-");
     }
   }
-  return Status::OK();
+  return damaged;
 }
 
 Status Segments(const std::string& dir, bool json) {

@@ -44,15 +44,29 @@ std::string Label(const char* k, const std::string& v) {
 
 Status RunStats(const std::string& dir, bool prometheus) {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
-  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  // After the cursors: an ack made meanwhile is within this end.
+  CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   CDC_ASSIGN_OR_RETURN(auto snaps, log::ListIncrementalSnapshots(dir));
   uint64_t free_bytes = 0;
   struct statvfs vfs;
   if (statvfs(dir.c_str(), &vfs) == 0)
     free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   const uint64_t last = sum.next_seq - 1;
+  // A damaged cursor is shown as such, then fails the command.
+  Status damaged;
+  for (const auto& c : consumers)
+    if (damaged.ok()) damaged = cursor::CheckCursor(c, last);
+  auto bad = [&](const cursor::Consumer& c) {
+    return cursor::CursorDamaged(c, last);
+  };
+  auto lag = [&](const cursor::Consumer& c) -> uint64_t {
+    return !bad(c) && last > c.acked_seq ? last - c.acked_seq : 0;
+  };
+  auto expired = [&](const cursor::Consumer& c) {
+    return !bad(c) && c.acked_seq + 1 < sum.first_seq;
+  };
   std::map<std::string, int> by_state = {
       {"pending", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
   for (const auto& s : snaps) ++by_state[s.state];
@@ -73,13 +87,15 @@ Status RunStats(const std::string& dir, bool prometheus) {
     nlohmann::ordered_json cs = nlohmann::ordered_json::array();
     for (const auto& c : consumers)
       cs.push_back({{"name", c.name},
-                    {"acked_seq", c.acked_seq},
-                    {"lag", last > c.acked_seq ? last - c.acked_seq : 0},
-                    {"expired", c.acked_seq + 1 < sum.first_seq}});
+                    {"acked_seq", cursor::StoredAckedSeq(c)},
+                    {"lag", bad(c) ? nlohmann::ordered_json()
+                                   : nlohmann::ordered_json(lag(c))},
+                    {"expired", expired(c)},
+                    {"damaged", bad(c)}});
     j["consumers"] = cs;
     j["incremental_snapshots"] = by_state;
     printf("%s\n", j.dump().c_str());
-    return Status::OK();
+    return damaged;
   }
   Exposition e;
   const std::string log_label = Label("log_id", id.log_id);
@@ -108,18 +124,25 @@ Status RunStats(const std::string& dir, bool prometheus) {
   e.Family("cdc_log_consumer_acked_seq", "gauge",
            "Last seq the consumer acknowledged.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_acked_seq", static_cast<double>(c.acked_seq),
+    e.Add("cdc_log_consumer_acked_seq",
+          static_cast<double>(cursor::StoredAckedSeq(c)),
           log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_lag_events", "gauge",
            "Committed events the consumer has not acknowledged.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_lag_events",
-          static_cast<double>(last > c.acked_seq ? last - c.acked_seq : 0),
-          log_label + "," + Label("consumer", c.name));
+    if (!bad(c))
+      e.Add("cdc_log_consumer_lag_events", static_cast<double>(lag(c)),
+            log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_expired", "gauge",
            "1 when retention removed the consumer's next event.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_expired", c.acked_seq + 1 < sum.first_seq ? 1 : 0,
+    e.Add("cdc_log_consumer_expired", expired(c) ? 1 : 0,
+          log_label + "," + Label("consumer", c.name));
+  e.Family("cdc_log_consumer_damaged", "gauge",
+           "1 when the consumer's cursor is beyond the log's end or "
+           "negative: no reader uses it.");
+  for (const auto& c : consumers)
+    e.Add("cdc_log_consumer_damaged", bad(c) ? 1 : 0,
           log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_updated_timestamp_seconds", "gauge",
            "When the consumer last acked, seeked or was created.");
@@ -133,7 +156,7 @@ Status RunStats(const std::string& dir, bool prometheus) {
     e.Add("cdc_log_incremental_snapshots", n,
           log_label + "," + Label("state", state));
   fputs(e.text().c_str(), stdout);
-  return Status::OK();
+  return damaged;
 }
 
 }  // namespace cdc::logtool

@@ -44,9 +44,10 @@ Status Reader::Place() {
                          " exists; --from only places a new consumer (move "
                          "this one with \"cdc-ack -c " +
                          name + " --seek POS\")");
-  uint64_t acked;
+  cursor::Consumer c;
+  bool created = false;
   if (existing) {
-    acked = existing->acked_seq;
+    c = *existing;
   } else {
     Position p;
     if (!opts_.from.empty()) {
@@ -54,11 +55,16 @@ Status Reader::Place() {
     }
     CDC_ASSIGN_OR_RETURN(uint64_t first, ResolvePosition(opts_.log_dir, p));
     // Another reader may create it between Get and here: its place wins.
-    bool created;
-    CDC_ASSIGN_OR_RETURN(cursor::Consumer c,
-                         store_->GetOrCreate(name, first - 1, &created));
-    acked = c.acked_seq;
+    CDC_ASSIGN_OR_RETURN(c, store_->GetOrCreate(name, first - 1, &created));
   }
+  if (!created) {
+    // A cursor beyond the end would skip every event up to it in silence.
+    // The end is read after the cursor, so an ack made meanwhile by
+    // another process is within it.
+    CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(opts_.log_dir));
+    CDC_RETURN_IF_ERROR(cursor::CheckCursor(c, sum.next_seq - 1));
+  }
+  const uint64_t acked = c.acked_seq;
   // A stored subscription decides which events this consumer takes.
   CDC_ASSIGN_OR_RETURN(std::string stored, store_->GetSelection(name));
   if (!stored.empty()) {

@@ -107,7 +107,9 @@ class Reader {
   // Opens the log and places the reader (module comment; Options). Errors:
   // NotFound (no log), Usage (bad position or consumer name, --from with
   // an existing consumer), Expired ("consumer X is expired: ..." when the
-  // consumer's next event was removed by retention), Corruption.
+  // consumer's next event was removed by retention), BadInput ("consumer
+  // X is damaged: ..." when its cursor is beyond the log's end or
+  // negative, cursor::CheckCursor), Corruption.
   static Result<std::unique_ptr<Reader>> Open(Options o);
   ~Reader();
 

@@ -69,6 +69,25 @@ Status ValidateConsumerName(const std::string& name) {
   return Status::OK();
 }
 
+bool CursorDamaged(const Consumer& c, uint64_t last_seq) {
+  return StoredAckedSeq(c) < 0 || c.acked_seq > last_seq;
+}
+
+int64_t StoredAckedSeq(const Consumer& c) {
+  return static_cast<int64_t>(c.acked_seq);
+}
+
+Status CheckCursor(const Consumer& c, uint64_t last_seq) {
+  if (!CursorDamaged(c, last_seq)) return Status::OK();
+  const int64_t acked = StoredAckedSeq(c);
+  return Status::BadInput(
+      "consumer " + c.name + " is damaged: its cursor, acked seq " +
+      std::to_string(acked) + ", is " +
+      (acked < 0 ? std::string("negative") : "beyond the end of the log") +
+      " (last seq " + std::to_string(last_seq) +
+      "); move it with \"cdc-ack -c " + c.name + " --seek POS\"");
+}
+
 ConsumerStore::~ConsumerStore() { sqlite3_close_v2(db_); }
 
 Status ConsumerStore::Error(const std::string& what) {

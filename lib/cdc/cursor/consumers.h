@@ -30,6 +30,19 @@ struct Consumer {
 // Names are 1-64 characters of [A-Za-z0-9._-]; Usage error otherwise.
 Status ValidateConsumerName(const std::string& name);
 
+// A cursor lies between 0 and the last seq of the log: acks and seeks
+// beyond the end are refused (cdc-ack), and an ack only names an event a
+// reader was handed. One beyond the log's last committed seq `last_seq`,
+// or negative in the file (SQLite's integers are signed; acked_seq holds
+// such a one as a value above 2^63), is damage: a reader that used it
+// would skip every event up to it in silence. CursorDamaged says so;
+// CheckCursor is BadInput naming the consumer and both seqs. Compare with
+// a `last_seq` read after the cursor was: the log only grows meanwhile.
+bool CursorDamaged(const Consumer& c, uint64_t last_seq);
+Status CheckCursor(const Consumer& c, uint64_t last_seq);
+// acked_seq as the file holds it, for listings: negative when it is.
+int64_t StoredAckedSeq(const Consumer& c);
+
 class ConsumerStore {
  public:
   // Opens (creating if needed) LOG_DIR/consumers.db.
