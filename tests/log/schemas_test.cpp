@@ -7,6 +7,7 @@
 
 #include "cdc/base/fs.h"
 #include "cdc/log/reader.h"
+#include "cdc/log/retention.h"
 #include "cdc/log/verify.h"
 #include "cdc/log/writer.h"
 #include "test_util.h"
@@ -154,6 +155,56 @@ TEST_CASE("verify checks each schema line against the event at its seq",
   REQUIRE(flipped->problems.size() == 1);
   CHECK(flipped->problems[0] ==
         "schemas.ndjson: the line of seq 2 is not the log's event at that seq");
+}
+
+TEST_CASE("verify holds the schema file to the retained segments",
+          "[log][schemas][retention]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  {
+    WriterOptions o;
+    o.segment_bytes = 2048;
+    auto w = LogWriter::Open(dir.path(), o);
+    REQUIRE(w.ok());
+    REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+    REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+    for (uint64_t t = 2; t < 40; ++t) {
+      REQUIRE((*w)->Append(test::EventLine(t, 0, 100)).ok());
+      REQUIRE((*w)->Commit(t * 16, 0, t).ok());
+      REQUIRE((*w)->Sync().ok());  // segments seal at a sync
+    }
+    REQUIRE((*w)->AppendSchema(Schema("b", "25")).ok());
+    REQUIRE((*w)->Commit(40 * 16, 0, 40).ok());
+    REQUIRE((*w)->Sync().ok());
+  }
+  RetentionPolicy keep;
+  keep.max_segments = 1;
+  auto res = ApplyRetention(dir.path(), keep, 0, false);
+  REQUIRE(res.ok());
+  REQUIRE(res->first_seq > 1);
+  REQUIRE(res->first_seq <= 40);
+  // The line of seq 1 outlives its segment: it is how a reader starting
+  // later knows "a"; only its form is left to check.
+  auto rep = VerifyLog(dir.path());
+  REQUIRE(rep.ok());
+  CHECK(rep->problems.empty());
+  const std::string line40 = SchemaLine(40, Schema("b", "25"));
+  test::TruncateFile(SchemasPath(dir.path()), 0);
+  AppendRaw(SchemasPath(dir.path()),
+            SchemaLine(1, test::EventLine(1, 0)) + line40);
+  rep = VerifyLog(dir.path());
+  REQUIRE(rep.ok());
+  CHECK(rep->problems ==
+        std::vector<std::string>{
+            "schemas.ndjson: lines of seq 1 are not schema events"});
+  // A schema event of the retained segments needs its line.
+  test::TruncateFile(SchemasPath(dir.path()), 0);
+  AppendRaw(SchemasPath(dir.path()), SchemaLine(1, Schema("a", "23")));
+  rep = VerifyLog(dir.path());
+  REQUIRE(rep.ok());
+  CHECK(rep->problems ==
+        std::vector<std::string>{"schemas.ndjson has no line for 1 of the "
+                                 "log's schema events (seq 40)"});
 }
 
 TEST_CASE("a schema file that is not ours fails loudly", "[log][schemas]") {

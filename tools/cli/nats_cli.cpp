@@ -8,11 +8,11 @@
 #include "cdc/base/fs.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
+#include "cdc/consume/reader.h"
 #include "cdc/consume/source.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/renderer.h"
 #include "cdc/log/log_dir.h"
-#include "cdc/log/schemas.h"
 #include "cdc/nats/client.h"
 #include "cdc/nats/sink.h"
 #include "common.h"
@@ -275,10 +275,10 @@ Status Runner::Run() {
         source_, consume::OpenLogSource(o_.log, o_.consumer, applied, o_.follow,
                                         "stream " + so_.name));
     acked_ = applied.value_or(0);
-    CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
-                         log::ReadSchemas(o_.log));
-    for (const log::SchemaEntry& e : schemas)
-      if (e.seq < source_->NextSeq()) sink_.LearnSchema(e.stored);
+    if (o_.format == "debezium")
+      CDC_RETURN_IF_ERROR(consume::LearnSchemas(
+          o_.log, source_->NextSeq(),
+          [this](std::string_view stored) { sink_.LearnSchema(stored); }));
   }
   Status result;
   bool eof = false;
@@ -392,10 +392,12 @@ Status Run(const Options& o) {
   sk.max_pending =
       std::max<size_t>(4 * static_cast<size_t>(o.max_in_flight), o.batch);
   event::SourceInfo src;
+  bool captured = false;  // a log cdc-capture writes
   if (!o.log.empty()) {
     CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
     sk.log_id = id.log_id;
     src.log_id = id.log_id;
+    captured = id.source.has_value();
     if (id.source) {
       src.system_id = id.source->system_id;
       src.database = id.source->database;
@@ -409,6 +411,8 @@ Status Run(const Options& o) {
   event::RenderOptions ro;
   CDC_ASSIGN_OR_RETURN(ro.format, event::ParseFormat(o.format));
   ro.server_name = o.server_name;
+  // Capture announces every table before its first change.
+  ro.schemas_required = captured && !o.use_stdin;
   if (!o.server_name.empty() && ro.format != event::Format::kDebezium)
     return Status::Usage("--server-name needs --format debezium");
   Runner r(o, std::move(co), std::move(so), std::move(sk),

@@ -124,9 +124,12 @@ Status RunRendered(const Options& o, event::Format format,
   ro.with_key = o.with_key;
   ro.server_name = o.server_name;
   CDC_RETURN_IF_ERROR(DebeziumModes(o, &ro));
+  // Capture announces every table before its first change.
+  ro.schemas_required = id.source.has_value();
   auto renderer = event::MakeRenderer(ro, src);
-  CDC_RETURN_IF_ERROR(
-      consume::LearnSchemas(o.log, reader.consumed_seq() + 1, renderer.get()));
+  if (format == event::Format::kDebezium)
+    CDC_RETURN_IF_ERROR(consume::LearnSchemas(o.log, reader.consumed_seq() + 1,
+                                              renderer.get()));
   std::optional<event::TxMarkers> markers;
   if (o.tx_markers) markers.emplace(format, src);
   CDC_ASSIGN_OR_RETURN(bool at_start, reader.StartsTransaction());

@@ -1,7 +1,11 @@
 #include "cdc/consume/reader.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/renderer.h"
+#include "cdc/event/stored.h"
 #include "cdc/log/schemas.h"
 
 namespace cdc::consume {
@@ -223,15 +227,71 @@ Status Reader::Ack(uint64_t seq) {
   return store_->Ack(opts_.consumer, seq).status();
 }
 
-Status LearnSchemas(const std::string& dir, uint64_t next_seq,
-                    event::Renderer* r) {
-  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
-                       log::ReadSchemas(dir));
-  for (const log::SchemaEntry& e : schemas) {
-    if (e.seq >= next_seq) break;
-    r->LearnSchema(e.stored);
+namespace {
+
+// The log's event at each of `seqs` (ascending) against its line in the
+// schema file, where retention kept it.
+Status CheckSchemaLines(const std::string& dir,
+                        const std::vector<log::SchemaEntry>& lines,
+                        const std::vector<size_t>& used) {
+  if (used.empty()) return Status::OK();
+  auto damaged = [&](uint64_t seq) {
+    return Status::Corruption(log::SchemasPath(dir) + ": the line of seq " +
+                              std::to_string(seq) +
+                              " is not the log's event at that seq (see "
+                              "cdc-log verify)");
+  };
+  CDC_ASSIGN_OR_RETURN(auto r, log::LogReader::Open(dir));
+  log::Batch b;
+  for (size_t i : used) {
+    const log::SchemaEntry& line = lines[i];
+    Status s = r->SeekSeq(line.seq);
+    if (s.code() == Code::kExpired) continue;  // only its form is left
+    CDC_RETURN_IF_ERROR(s);
+    CDC_ASSIGN_OR_RETURN(bool got, r->Next(&b));
+    bool same = false;
+    if (got)
+      b.ForEach([&](uint64_t seq, std::string_view stored, bool) {
+        if (seq == line.seq) same = stored == line.stored;
+      });
+    if (!same) return damaged(line.seq);
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status LearnSchemas(const std::string& dir, uint64_t next_seq,
+                    const std::function<void(std::string_view)>& learn) {
+  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> lines,
+                       log::ReadSchemas(dir));
+  // A relation's values follow its last schema event before next_seq.
+  std::unordered_map<std::string, size_t> latest;
+  size_t n = 0;
+  event::StoredFields f;
+  for (; n < lines.size() && lines[n].seq < next_seq; ++n) {
+    if (!log::IsSchemaEvent(lines[n].stored) ||
+        !event::ScanStored(lines[n].stored, &f).ok())
+      return Status::Corruption(log::SchemasPath(dir) + ": the line of seq " +
+                                std::to_string(lines[n].seq) +
+                                " is not a schema event");
+    std::string key(f.schema);
+    key.push_back('\0');
+    key.append(f.table);
+    latest[std::move(key)] = n;
+  }
+  std::vector<size_t> used;
+  for (const auto& [key, i] : latest) used.push_back(i);
+  std::sort(used.begin(), used.end());
+  CDC_RETURN_IF_ERROR(CheckSchemaLines(dir, lines, used));
+  for (size_t i = 0; i < n; ++i) learn(lines[i].stored);
+  return Status::OK();
+}
+
+Status LearnSchemas(const std::string& dir, uint64_t next_seq,
+                    event::Renderer* r) {
+  return LearnSchemas(dir, next_seq,
+                      [r](std::string_view stored) { r->LearnSchema(stored); });
 }
 
 }  // namespace cdc::consume

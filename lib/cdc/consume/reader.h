@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -183,8 +184,17 @@ class Reader {
 
 // Tells `r` the schema events the log at `dir` recorded before seq
 // `next_seq` (log/schemas.h), so that a read starting there renders the
-// values of every relation by its column types.
+// values of every relation by its column types. The line each relation's
+// values will follow (its last before `next_seq`) must be the log's event
+// at its seq, where retention kept that: Corruption naming the line
+// otherwise, as for a line that is not a schema event. (Whether a line is
+// missing only the whole log tells: cdc-log verify; a renderer with
+// RenderOptions::schemas_required fails on the first change it cannot
+// type.)
 Status LearnSchemas(const std::string& dir, uint64_t next_seq,
                     event::Renderer* r);
+// The same, handing each schema event to `learn`.
+Status LearnSchemas(const std::string& dir, uint64_t next_seq,
+                    const std::function<void(std::string_view)>& learn);
 
 }  // namespace cdc::consume

@@ -83,7 +83,7 @@ class DebeziumRenderer : public Renderer {
     return Status::OK();
   }
 
-  Status Append(uint64_t, std::string_view stored, bool last,
+  Status Append(uint64_t seq, std::string_view stored, bool last,
                 std::string* out) override {
     CDC_RETURN_IF_ERROR(ScanStored(stored, &f_));
     const char op = f_.op_code;
@@ -104,6 +104,12 @@ class DebeziumRenderer : public Renderer {
     const uint64_t order = Track(last, !incremental);
     const bool known = order > 0;
     rel_ = FindRelation();
+    if (o_.schemas_required && !relation_known_ && op != 't' && op != 'm')
+      return Status::Corruption(
+          "seq " + std::to_string(seq) + ": no schema event of " +
+          std::string(f_.schema) + "." + std::string(f_.table) +
+          " comes before it, so its values have no types (the log's "
+          "schemas.ndjson lost it? see cdc-log verify)");
     if (with_key_) {
       out->append("{\"key\":");
       if (op == 'm') {
@@ -343,14 +349,19 @@ class DebeziumRenderer : public Renderer {
     cached_ = false;
   }
 
-  // The event's relation when some of its values convert, else null; the
-  // last one looked up is kept, so a run of one table's events costs no
-  // lookup (and no allocation).
+  // The event's relation when some of its values convert, else null
+  // (relation_known_ tells whether a schema event described it at all);
+  // the last one looked up is kept, so a run of one table's events costs
+  // no lookup (and no allocation).
   const Relation* FindRelation() {
+    relation_known_ = false;
     if (relations_.empty()) return nullptr;
-    if (cached_ && f_.schema == cached_schema_ && f_.table == cached_table_)
+    if (cached_ && f_.schema == cached_schema_ && f_.table == cached_table_) {
+      relation_known_ = cached_known_;
       return cached_rel_;
+    }
     auto it = relations_.find(RelationKey(f_.schema, f_.table));
+    relation_known_ = cached_known_ = it != relations_.end();
     cached_rel_ =
         it == relations_.end() || !it->second.converts ? nullptr : &it->second;
     cached_schema_.assign(f_.schema);
@@ -521,6 +532,8 @@ class DebeziumRenderer : public Renderer {
   std::unordered_map<std::string, Relation> relations_;
   const Relation* rel_ = nullptr;  // the event's, when values convert
   bool cached_ = false;            // FindRelation's last answer
+  bool cached_known_ = false;
+  bool relation_known_ = false;  // the event's relation was described
   std::string cached_schema_, cached_table_;
   const Relation* cached_rel_ = nullptr;
   std::string fixed_;  // {"version":..,"connector":..,"name":..

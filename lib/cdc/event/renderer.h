@@ -60,6 +60,11 @@ struct RenderOptions {
   DecimalHandling decimal_handling = DecimalHandling::kPrecise;
   TimePrecision time_precision = TimePrecision::kAdaptive;
   BinaryHandling binary_handling = BinaryHandling::kBytes;
+  // debezium: every relation's schema event comes before its first change
+  // (a log cdc-capture wrote; the renderer is told the earlier ones by
+  // LearnSchema). A row change (c, u, d, r) of a relation no schema event
+  // described is then damage (Corruption), never rendered untyped.
+  bool schemas_required = false;
 };
 
 class Renderer {

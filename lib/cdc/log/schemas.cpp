@@ -28,6 +28,26 @@ std::string SchemaLine(uint64_t seq, std::string_view stored) {
   return line;
 }
 
+bool IsSchemaEvent(std::string_view stored) {
+  // LSNs and RFC 3339 times hold no quote, and the xid is digits.
+  constexpr std::string_view kLsn = "{\"lsn\":\"",
+                             kXid = ",\"xid\":", kTs = ",\"ts\":\"",
+                             kOp = ",\"op\":\"s\"";
+  if (!stored.starts_with(kLsn)) return false;
+  size_t p = stored.find('"', kLsn.size());
+  if (p == std::string_view::npos) return false;
+  stored.remove_prefix(p + 1);
+  if (!stored.starts_with(kXid)) return false;
+  stored.remove_prefix(kXid.size());
+  p = stored.find_first_not_of("0123456789");
+  if (p == 0 || p == std::string_view::npos) return false;
+  stored.remove_prefix(p);
+  if (!stored.starts_with(kTs)) return false;
+  p = stored.find('"', kTs.size());
+  if (p == std::string_view::npos) return false;
+  return stored.substr(p + 1).starts_with(kOp);
+}
+
 Result<std::vector<SchemaEntry>> ReadSchemas(const std::string& dir,
                                              uint64_t* valid_bytes) {
   const std::string path = SchemasPath(dir);

@@ -14,8 +14,17 @@
 // beyond the log's end, and the writer cuts them when it opens the log
 // (or aborts the transaction) before any other event takes their seqs. A
 // line cut short by a crash is the file's torn tail, cut the same way.
-// Retention never touches the file; cdc-backup copies it; a log without it
-// (written before it existed) simply has none.
+// Retention never touches the file, so lines of the events of removed
+// segments stay (they are what a reader starting after them learns types
+// from); cdc-backup copies it. A log without schema events has none.
+//
+// What cdc-log verify checks (VerifyLog): every schema event of the
+// retained segments has its line, equal to it; no line of a seq within
+// them is of another event; lines below the earliest retained seq are
+// schema events in seq order (their events are gone); lines at or beyond
+// the end are the leftovers above (a note). A reader uses only lines
+// below where it starts (consume::LearnSchemas checks the ones it relies
+// on against the log).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +50,11 @@ std::string SchemasPath(const std::string& dir);
 
 // The file's line for the schema event `stored` at `seq`.
 std::string SchemaLine(uint64_t seq, std::string_view stored);
+
+// Whether `stored`, an event line in stored form, is a schema event: its
+// "op", the fourth member of the head every stored event begins with
+// ({"lsn":"X/Y","xid":N,"ts":"...","op":"s"...), is "s".
+bool IsSchemaEvent(std::string_view stored);
 
 // The entries of the file at DIR (none when it does not exist), in seq
 // order, dropping a torn last line. Corruption naming the line for a line

@@ -1,5 +1,9 @@
 #include "cdc/log/verify.h"
 
+#include <algorithm>
+#include <iterator>
+
+#include "cdc/base/fs.h"
 #include "cdc/base/sha256.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/scan.h"
@@ -44,17 +48,126 @@ void CheckSeal(const SegmentInfo& seg, uint64_t size, const SegmentScan& scan,
              std::to_string(scan.last_time));
 }
 
-// Line `n` (from 0) of the frame's event lines, without its newline.
-std::string_view NthLine(std::string_view raw, uint64_t n) {
-  size_t start = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    size_t nl = raw.find('\n', start);
-    if (nl == std::string_view::npos) return {};
-    start = nl + 1;
+// What the scan saw for the check of LOG/schemas.ndjson after it: the
+// schema events of the frames that could be read, and which seqs those
+// frames hold (an event elsewhere is unknown: damage, reported already).
+struct SeenSchemas {
+  struct Event {
+    uint64_t seq;
+    std::string stored;
+    size_t segment;   // index in the listing
+    uint64_t offset;  // of its frame
+  };
+  std::vector<Event> events;                        // in seq order
+  std::vector<std::pair<uint64_t, uint64_t>> read;  // [first, end), in order
+
+  void Frame(size_t segment, uint64_t offset, const FrameHeader& h,
+             std::string_view raw) {
+    size_t start = 0;
+    for (uint64_t seq = h.first_seq; seq < h.end_seq(); ++seq) {
+      const size_t nl = raw.find('\n', start);
+      const std::string_view line = raw.substr(start, nl - start);
+      if (IsSchemaEvent(line))
+        events.push_back({seq, std::string(line), segment, offset});
+      start = nl + 1;
+    }
+    if (!read.empty() && read.back().second == h.first_seq) {
+      read.back().second = h.end_seq();
+    } else {
+      read.emplace_back(h.first_seq, h.end_seq());
+    }
   }
-  size_t nl = raw.find('\n', start);
-  return nl == std::string_view::npos ? std::string_view()
-                                      : raw.substr(start, nl - start);
+  // Frames at or after `offset` of segment `segment` hold no committed
+  // event (an open transaction, being written or cut by a crash).
+  void DropFrom(size_t segment, uint64_t offset, uint64_t end_seq) {
+    while (!events.empty() && events.back().segment == segment &&
+           events.back().offset >= offset)
+      events.pop_back();
+    while (!read.empty() && read.back().first >= end_seq) read.pop_back();
+    if (!read.empty() && read.back().second > end_seq)
+      read.back().second = end_seq;
+  }
+  bool WasRead(uint64_t seq) const {
+    auto it = std::upper_bound(
+        read.begin(), read.end(), seq,
+        [](uint64_t s, const std::pair<uint64_t, uint64_t>& r) {
+          return s < r.first;
+        });
+    return it != read.begin() && seq < std::prev(it)->second;
+  }
+};
+
+// The lines of seqs named, as a message lists them: at most a few.
+std::string SeqList(const std::vector<uint64_t>& seqs) {
+  std::string out;
+  for (size_t i = 0; i < seqs.size() && i < 5; ++i)
+    out += (i > 0 ? ", " : "") + std::to_string(seqs[i]);
+  if (seqs.size() > 5)
+    out += " and " + std::to_string(seqs.size() - 5) + " more";
+  return out;
+}
+
+// LOG/schemas.ndjson against what the scan saw (schemas.h states the
+// rule). Read after the scan: the writer syncs a schema event's line
+// before its frame, so every event the scan met has its line by now.
+Status CheckSchemas(const std::string& dir, const SeenSchemas& seen,
+                    uint64_t first_seq, uint64_t end_seq, VerifyReport* rep) {
+  const std::string file = kSchemasFile;
+  const bool exists = PathExists(SchemasPath(dir));
+  uint64_t whole = 0;
+  auto read = ReadSchemas(dir, &whole);
+  if (!read.ok()) {
+    if (read.status().code() != Code::kCorruption) return read.status();
+    rep->problems.push_back(read.status().message());
+    return Status::OK();
+  }
+  const std::vector<SchemaEntry>& lines = *read;
+  std::vector<uint64_t> missing, extra, beyond, not_schema;
+  auto ev = seen.events.begin();
+  for (const SchemaEntry& line : lines) {
+    for (; ev != seen.events.end() && ev->seq < line.seq; ++ev)
+      if (ev->seq < end_seq) missing.push_back(ev->seq);
+    if (line.seq >= end_seq) {
+      beyond.push_back(line.seq);
+    } else if (ev != seen.events.end() && ev->seq == line.seq) {
+      if (line.stored != ev->stored)
+        rep->problems.push_back(file + ": the line of seq " +
+                                std::to_string(line.seq) +
+                                " is not the log's event at that seq");
+      ++ev;
+    } else if (seen.WasRead(line.seq)) {
+      extra.push_back(line.seq);
+    } else if (line.seq < first_seq && !IsSchemaEvent(line.stored)) {
+      // Retention removed its event; its form is all there is to check.
+      not_schema.push_back(line.seq);
+    }
+  }
+  for (; ev != seen.events.end(); ++ev)
+    if (ev->seq < end_seq) missing.push_back(ev->seq);
+  if (!missing.empty()) {
+    auto size = FileSize(SchemasPath(dir));
+    const bool torn = size.ok() && *size > whole;
+    rep->problems.push_back(
+        exists ? file + " has no line for " + std::to_string(missing.size()) +
+                     " of the log's schema events (seq " + SeqList(missing) +
+                     ")" + (torn ? "; its last line is cut short" : "")
+               : file + " is missing, but the log holds " +
+                     std::to_string(missing.size()) + " schema events (seq " +
+                     SeqList(missing) + ")");
+  }
+  if (!extra.empty())
+    rep->problems.push_back(file + ": lines of seq " + SeqList(extra) +
+                            " are extra (the log's events there are not "
+                            "schema events)");
+  if (!not_schema.empty())
+    rep->problems.push_back(file + ": lines of seq " + SeqList(not_schema) +
+                            " are not schema events");
+  if (!beyond.empty())
+    rep->notes.push_back(file + ": " + std::to_string(beyond.size()) +
+                         " lines from seq " + std::to_string(beyond.front()) +
+                         " beyond the log's end (not yet durable, or cut by a "
+                         "crash; the next writer cuts them)");
+  return Status::OK();
 }
 
 }  // namespace
@@ -79,13 +192,7 @@ Result<VerifyReport> VerifyLog(
     CDC_ASSIGN_OR_RETURN(uint64_t n, FileSize(s.path));
     total += n;
   }
-  // Each line of the schema file must be the event at its seq.
-  auto schemas = ReadSchemas(dir);
-  if (!schemas.ok()) rep.problems.push_back(schemas.status().message());
-  const std::vector<SchemaEntry> no_schemas;
-  const std::vector<SchemaEntry>& entries =
-      schemas.ok() ? *schemas : no_schemas;
-  size_t next_entry = 0;
+  SeenSchemas seen;
   Codec codec;
   std::string raw;
   std::vector<TxnEntry> txns;
@@ -126,19 +233,7 @@ Result<VerifyReport> VerifyLog(
           prev_lsn = txns[k].commit_lsn;
         }
       }
-      while (next_entry < entries.size() &&
-             entries[next_entry].seq < h.first_seq)
-        ++next_entry;  // of events retention removed
-      for (; what.empty() && next_entry < entries.size() &&
-             entries[next_entry].seq < h.end_seq();
-           ++next_entry) {
-        const SchemaEntry& e = entries[next_entry];
-        std::string_view line = NthLine(raw, e.seq - h.first_seq);
-        if (line != e.stored)
-          rep.problems.push_back(std::string(kSchemasFile) +
-                                 ": the line of seq " + std::to_string(e.seq) +
-                                 " is not the log's event at that seq");
-      }
+      if (what.empty()) seen.Frame(i, off, h, raw);
       mid_txn = !h.txn_end();
       if (what.empty() && h.txn_end()) {
         if (h.commit_lsn < prev_lsn)
@@ -153,6 +248,7 @@ Result<VerifyReport> VerifyLog(
     };
     CDC_ASSIGN_OR_RETURN(SegmentScan scan,
                          ScanSegment(f, size, seg.base_seq, true, visit));
+    if (newest) seen.DropFrom(i, scan.txn_end, scan.next_seq);
     // The newest segment may end torn only beyond what was fsynced.
     const uint64_t durable =
         newest && mark.ok() && *mark && (*mark)->segment == seg.base_seq
@@ -224,13 +320,8 @@ Result<VerifyReport> VerifyLog(
     if (progress) progress(rep.bytes, total);
   }
   rep.next_seq = expect_seq;
-  if (next_entry < entries.size() && entries[next_entry].seq >= expect_seq)
-    rep.notes.push_back(std::string(kSchemasFile) + ": " +
-                        std::to_string(entries.size() - next_entry) +
-                        " lines from seq " +
-                        std::to_string(entries[next_entry].seq) +
-                        " beyond the log's end (not yet durable, or cut by a "
-                        "crash; the next writer cuts them)");
+  CDC_RETURN_IF_ERROR(
+      CheckSchemas(dir, seen, rep.first_seq, rep.next_seq, &rep));
   return rep;
 }
 
