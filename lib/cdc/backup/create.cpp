@@ -320,7 +320,8 @@ class Builder {
 
 // Stores every incremental snapshot request of the log (snapshots/ID.json).
 Status CopySnapshotRequests(const std::string& log, Builder& b, Manifest* m) {
-  const std::string dir = JoinPath(log, log::kSnapshotsDir);
+  CDC_ASSIGN_OR_RETURN(const std::string dir,
+                       log::LogSubdir(log, log::kSnapshotsDir));
   if (!PathExists(dir)) return Status::OK();
   CDC_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDir(dir));
   std::sort(names.begin(), names.end());
