@@ -3,6 +3,9 @@
 //   cdc-bench-log --bin build/tools [--dir /tmp] [--json out.json]
 //                 [--events 2000000] [--runs 3] [--follow-seconds 10]
 //                 [--workload-events 500000] [--workload-follow-seconds 5]
+//   cdc-bench-log --make-log ROWS --dir D [--events N]   (only writes D)
+//   cdc-bench-log --tail-vs-cat --bin build/tools [--dir /tmp]
+//                 [--json out.json] [--events 1000000] [--runs 5]
 //
 // Prints a table and writes the same figures as JSON. Each figure is the
 // median of --runs runs. A second table compares the frame formats on
@@ -11,8 +14,16 @@
 // (the transactions of a group-commit window share a frame), each with
 // bytes on disk per byte of NDJSON, append and tail rates and the follow
 // latency.
+//
+// --tail-vs-cat measures only `cdc-tail --log L [FLAGS] | wc -c` against
+// `cat F | wc -c` in the same run (runs alternate, medians reported), on
+// pgbench-like rows in 100- and 1-row transactions: native, --table,
+// --op, debezium and cloudevents. F is the NDJSON the log holds (native
+// cdc-tail's output) for native, --table and --op, and what cdc-tail
+// prints for debezium and cloudevents. Prints a table, writes JSON.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +59,7 @@ struct Args {
   int follow_rate = 50000;
   uint64_t workload_events = 500000;
   int workload_follow_seconds = 5;
+  int make_rows = 0;
 };
 
 double Median(std::vector<double> v) {
@@ -423,12 +435,126 @@ nlohmann::ordered_json Workloads(const Args& a, const std::string& dir) {
   return out;
 }
 
+// Wall and user+system CPU seconds of `sh -c cmd` and its children.
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+Timing TimeShell(const std::string& cmd) {
+  rusage before, after;
+  getrusage(RUSAGE_CHILDREN, &before);
+  const int64_t start = cdc::MonoMicros();
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  Timing t;
+  t.wall = (cdc::MonoMicros() - start) / 1e6;
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    fprintf(stderr, "cdc-bench-log: failed: %s\n", cmd.c_str());
+    exit(1);
+  }
+  getrusage(RUSAGE_CHILDREN, &after);
+  auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  t.cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) -
+          secs(before.ru_stime);
+  return t;
+}
+
+int TailVsCat(const Args& a) {
+  const std::string dir = a.dir + "/cdc-bench-tail";
+  struct Case {
+    const char* name;
+    const char* flags;
+    bool own_output;  // cat what this command prints, not the native NDJSON
+    const char* target;
+    double min_ratio;
+  };
+  const Case cases[] = {
+      {"native", "", false, ">= 0.6", 0.6},
+      {"--table pgbench_accounts", "--table pgbench_accounts", false, ">= 0.4",
+       0.4},
+      {"--op c", "--op c", false, ">= 0.4", 0.4},
+      {"debezium", "--format debezium", true, "", 0},
+      {"cloudevents", "--format cloudevents", true, "", 0},
+  };
+  printf("%-5s %-26s %9s %9s %9s %9s %7s %-7s %s\n", "rows", "cdc-tail",
+         "tail s", "tail cpu", "cat s", "MB out", "ratio", "target", "met");
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int rows : {100, 1}) {
+    Append(dir, a.events, rows, true);
+    const std::string tail = a.bin + "/cdc-tail --log " + dir;
+    const std::string native = dir + ".ndjson";
+    const std::string own = dir + ".out.ndjson";
+    TimeShell(tail + " > " + native);
+    for (const Case& c : cases) {
+      const std::string cmd = tail + " " + c.flags;
+      std::string cat_file = native;
+      if (c.own_output) {
+        TimeShell(cmd + " > " + own);
+        cat_file = own;
+      }
+      const double mb = std::filesystem::file_size(cat_file) / 1e6;
+      std::vector<double> tw, tc, cw;
+      TimeShell(cmd + " | wc -c > /dev/null");  // warm the page cache
+      for (int r = 0; r < a.runs; ++r) {
+        cw.push_back(
+            TimeShell("cat " + cat_file + " | wc -c > /dev/null").wall);
+        Timing t = TimeShell(cmd + " | wc -c > /dev/null");
+        tw.push_back(t.wall);
+        tc.push_back(t.cpu);
+      }
+      const double ratio = Median(cw) / Median(tw);
+      printf("%-5d %-26s %9.3f %9.3f %9.3f %9.1f %7.2f %-7s %s\n", rows, c.name,
+             Median(tw), Median(tc), Median(cw), mb, ratio, c.target,
+             c.min_ratio == 0       ? ""
+             : ratio >= c.min_ratio ? "yes"
+                                    : "NO");
+      fflush(stdout);
+      out.push_back({{"rows", rows},
+                     {"case", c.name},
+                     {"cat_input_mb", mb},
+                     {"tail_wall_s", Median(tw)},
+                     {"tail_cpu_s", Median(tc)},
+                     {"cat_wall_s", Median(cw)},
+                     {"cat_over_tail", ratio},
+                     {"target", c.target},
+                     {"tail_wall_runs", tw},
+                     {"cat_wall_runs", cw}});
+    }
+    std::filesystem::remove(own);
+    std::filesystem::remove(native);
+  }
+  std::filesystem::remove_all(dir);
+  nlohmann::ordered_json j;
+  j["events"] = a.events;
+  j["runs"] = a.runs;
+  j["results"] = out;
+  FILE* f = fopen(a.json.c_str(), "w");
+  if (f) {
+    fputs((j.dump(2) + "\n").c_str(), f);
+    fclose(f);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--stdin-latency")
     return StdinLatency();
   Args a;
+  bool tail_vs_cat = false;
+  if (argc > 1 && std::string(argv[1]) == "--tail-vs-cat") {
+    tail_vs_cat = true;
+    a.events = 1000000;
+    a.runs = 5;
+    a.json = "bench/results/tail.json";
+    --argc;
+    ++argv;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--bin")
@@ -447,12 +573,19 @@ int main(int argc, char** argv) {
       a.follow_rate = std::stoi(v);
     else if (k == "--workload-events")
       a.workload_events = std::stoull(v);
+    else if (k == "--make-log")
+      a.make_rows = std::stoi(v);
     else if (k == "--workload-follow-seconds")
       a.workload_follow_seconds = std::stoi(v);
     else {
       fprintf(stderr, "cdc-bench-log: unknown flag %s\n", k.c_str());
       return 64;
     }
+  }
+  if (tail_vs_cat) return TailVsCat(a);
+  if (a.make_rows > 0) {  // a log to profile cdc-tail on, left in --dir
+    Append(a.dir, a.events, a.make_rows, true);
+    return 0;
   }
   const std::string dir = a.dir + "/cdc-bench-log";
   std::vector<double> append_eps, append_mbs, tail_eps, ratio;

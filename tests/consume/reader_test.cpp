@@ -90,6 +90,49 @@ TEST_CASE("a selection hands out matching events and consumes the rest",
   CHECK(Selection::Make(log, {}, "", "soon").status().code() == Code::kUsage);
 }
 
+TEST_CASE("a selection judges the stored head without copying it",
+          "[consume][selection]") {
+  using V = Selection::Verdict;
+  auto row = [](const char* op, const char* table, const char* rest = "") {
+    return std::string(R"({"lsn":"0/5","xid":9,"ts":"T","op":")") + op +
+           R"(","schema":"public","table":")" + table + "\"" + rest + "}";
+  };
+  const std::string watermark =
+      R"({"lsn":"0/5","xid":0,"ts":"T","op":"m","prefix":"cdc.snapshot",)"
+      R"("content":"{}","transactional":true})";
+  const std::string message =
+      R"({"lsn":"0/5","xid":0,"ts":"T","op":"m","prefix":"app","content":"x",)"
+      R"("transactional":false})";
+  // cdc-tail's default view: no schema changes, no watermarks.
+  auto sel = Selection::Make("", {}, "", "", {}, false);
+  REQUIRE(sel.ok());
+  CHECK(sel->Judge(1, row("c", "t")) == V::kTake);
+  CHECK(sel->Judge(2, row("s", "t")) == V::kSkip);
+  CHECK(sel->Judge(3, watermark) == V::kSkip);
+  CHECK(sel->Judge(4, message) == V::kTake);
+  // A row whose columns read like a watermark is a row.
+  CHECK(sel->Judge(
+            5, row("c", "t",
+                   R"(,"after":{"id":1,"op":"m","prefix":"cdc.snapshot"})")) ==
+        V::kTake);
+  // A head ScanHead declines (an escaped name) is parsed instead.
+  CHECK(sel->Judge(6, R"({"lsn":"0/5","xid":9,"ts":"T","op":"s","schema":)"
+                      R"("a\"b","table":"t"})") == V::kSkip);
+  sel->set_watermarks(true);
+  CHECK(sel->Judge(7, watermark) == V::kTake);
+
+  // Literal names and globs, on schema.table and on the table alone.
+  sel = Selection::Make("", {"public.t1", "t2", "x[0-9]"}, "", "", {"x7"});
+  REQUIRE(sel.ok());
+  CHECK(sel->Judge(1, row("c", "t1")) == V::kTake);
+  CHECK(sel->Judge(2, row("u", "t2")) == V::kTake);
+  CHECK(sel->Judge(3, row("d", "t3")) == V::kSkip);
+  CHECK(sel->Judge(4, row("c", "x5")) == V::kTake);
+  CHECK(sel->Judge(5, row("c", "x7")) == V::kSkip);
+  CHECK(sel->Judge(6, R"({"lsn":"0/5","xid":9,"ts":"T","op":"c","schema":)"
+                      R"("public","table":"t\u0031"})") == V::kTake);
+}
+
 TEST_CASE("a new consumer is created at --from; an existing one refuses it",
           "[consume][cursor]") {
   test::TempDir dir;

@@ -92,4 +92,33 @@ TEST_CASE("the head of a stored event is read without a full parse",
   CHECK_FALSE(ParseHead(R"({"op":"c"})", &h));
 }
 
+TEST_CASE("ScanHead reads the stored head as views, or declines", "[event]") {
+  HeadView v;
+  const std::string c =
+      R"({"lsn":"0/5","xid":9,"ts":"T","op":"c","schema":"s","table":"t",)"
+      R"("key":{}})";
+  REQUIRE(ScanHead(c, &v));
+  CHECK(v.lsn == "0/5");
+  CHECK(v.xid == 9);
+  CHECK(v.ts == "T");
+  CHECK(v.op == "c");
+  CHECK(v.schema == "s");
+  CHECK(v.table == "t");
+  CHECK(c.substr(v.end, 7) == ",\"key\":");
+  const std::string m =
+      R"({"lsn":"0/5","xid":0,"ts":"T","op":"m","prefix":"p"})";
+  REQUIRE(ScanHead(m, &v));
+  CHECK(v.op == "m");
+  CHECK(v.table.empty());
+  CHECK(m.substr(v.end, 10) == ",\"prefix\":");
+  // An escape, another key order, a cut line: ParseHead's to read.
+  CHECK_FALSE(ScanHead(R"({"lsn":"0/5","xid":9,"ts":"T","op":"d","schema":)"
+                       R"("a\"b","table":"t"})",
+                       &v));
+  CHECK_FALSE(ScanHead(R"({"xid":9,"lsn":"0/5","ts":"T","op":"d"})", &v));
+  CHECK_FALSE(ScanHead(R"({"lsn":"0/5","xid":9,"ts":"T","op":"d)", &v));
+  CHECK_FALSE(ScanHead(R"({"lsn":"0/5","xid":)", &v));
+  CHECK_FALSE(ScanHead("", &v));
+}
+
 }  // namespace cdc::event

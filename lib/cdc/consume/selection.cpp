@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cdc/base/time.h"
@@ -37,8 +38,10 @@ Result<Filter> Filter::FromJson(const std::string& text,
 }
 
 Status Selection::ApplyFilter(const Filter& f) {
-  tables_ = f.tables;
-  exclude_ = f.exclude_tables;
+  tables_.clear();
+  for (const std::string& g : f.tables) tables_.emplace_back().Set(g);
+  exclude_.clear();
+  for (const std::string& g : f.exclude_tables) exclude_.emplace_back().Set(g);
   ops_.clear();
   for (char c : f.ops) {
     if (c == ',' || c == ' ') continue;
@@ -80,43 +83,104 @@ Result<Selection> Selection::Make(const std::string& log_dir,
   return s;
 }
 
+namespace {
+
+constexpr std::string_view kWatermark =
+    ",\"op\":\"m\",\"prefix\":\"cdc.snapshot";
+// The head (lsn, xid, ts, op, then prefix for op m) ends well within the
+// first 200 bytes; a watermark is recognised there only.
+constexpr size_t kHeadBytes = 200;
+
+// Where a canonical head's lsn value starts: after {"lsn":".
+constexpr size_t kLsnAt = 8;
+
+// A glob without fnmatch's special characters matches only itself.
+bool IsLiteral(const std::string& glob) {
+  return glob.find_first_of("*?[\\") == std::string::npos;
+}
+
+}  // namespace
+
+void Selection::Glob::Set(std::string g) {
+  literal = IsLiteral(g);
+  text = std::move(g);
+}
+
+bool Selection::Matches(const std::vector<Glob>& globs, std::string_view schema,
+                        std::string_view table) const {
+  // Reused buffers: no allocation per event once they have grown.
+  name_.assign(schema);
+  name_.push_back('.');
+  name_.append(table);
+  table_.assign(table);
+  for (const Glob& g : globs) {
+    if (g.literal ? (g.text == name_ || g.text == table_)
+                  : (fnmatch(g.text.c_str(), name_.c_str(), 0) == 0 ||
+                     fnmatch(g.text.c_str(), table_.c_str(), 0) == 0))
+      return true;
+  }
+  return false;
+}
+
 Selection::Verdict Selection::Judge(uint64_t seq,
                                     std::string_view stored) const {
   if (to_set_ && to_.kind == Position::Kind::kSeq && seq > to_.seq)
     return Verdict::kStop;
-  // The head (lsn, xid, ts, op, then prefix for op m) ends well within
-  // the first 200 bytes.
+  event::HeadView v;
+  const size_t n = prefix_.size();
+  if (n > 0 && stored.size() > n &&
+      std::memcmp(stored.data(), prefix_.data(), n) == 0) {
+    // The same lsn, xid and ts as the event before (its transaction's).
+    v.lsn = stored.substr(kLsnAt, lsn_len_);
+    v.ts = stored.substr(ts_at_, ts_len_);
+    if (!event::ScanHeadFrom(stored, n, &v)) return JudgeParsed(stored);
+  } else {
+    if (!event::ScanHead(stored, &v)) return JudgeParsed(stored);
+    prefix_.assign(stored.data(), v.op_at);
+    lsn_len_ = v.lsn.size();
+    ts_at_ = static_cast<size_t>(v.ts.data() - stored.data());
+    ts_len_ = v.ts.size();
+  }
+  // ScanHead read the canonical head, so a watermark's op and prefix are
+  // where it stopped; the same test as JudgeParsed's search.
+  if (!watermarks_ && v.op == "m" &&
+      v.end + kWatermark.size() <= kHeadBytes + 9 &&
+      stored.compare(v.end - 9, kWatermark.size(), kWatermark) == 0)
+    return Verdict::kSkip;
+  if (!needs_head()) return Verdict::kTake;
+  return JudgeHead(v.lsn, v.ts, v.op, v.schema, v.table);
+}
+
+Selection::Verdict Selection::JudgeParsed(std::string_view stored) const {
   if (!watermarks_ &&
-      stored.substr(0, 200).find(",\"op\":\"m\",\"prefix\":\"cdc.snapshot\"") !=
-          std::string_view::npos)
+      stored.substr(0, kHeadBytes).find(kWatermark) != std::string_view::npos)
     return Verdict::kSkip;
   if (!needs_head()) return Verdict::kTake;
   event::EventHead h;
   if (!event::ParseHead(stored, &h)) return Verdict::kTake;
+  return JudgeHead(h.lsn, h.ts, h.op, h.schema, h.table);
+}
+
+Selection::Verdict Selection::JudgeHead(std::string_view lsn,
+                                        std::string_view ts,
+                                        std::string_view op,
+                                        std::string_view schema,
+                                        std::string_view table) const {
   if (to_set_ && to_.kind == Position::Kind::kLsn) {
-    auto lsn = ParseLsn(h.lsn);
-    if (lsn.ok() && *lsn > to_.lsn) return Verdict::kStop;
+    auto parsed = ParseLsn(lsn);
+    if (parsed.ok() && *parsed > to_.lsn) return Verdict::kStop;
   }
   if (to_set_ && to_.kind == Position::Kind::kTime) {
-    auto ts = ParseTimestamp(h.ts);
-    if (ts.ok() && *ts > to_.time) return Verdict::kStop;
+    auto parsed = ParseTimestamp(ts);
+    if (parsed.ok() && *parsed > to_.time) return Verdict::kStop;
   }
   if (!ops_.empty() &&
-      (h.op.size() != 1 || ops_.find(h.op[0]) == std::string::npos))
+      (op.size() != 1 || ops_.find(op[0]) == std::string::npos))
     return Verdict::kSkip;
-  if (!tables_.empty() || !exclude_.empty()) {
-    const std::string name = h.schema + "." + h.table;
-    auto matches = [&](const std::vector<std::string>& globs) {
-      for (const auto& g : globs) {
-        if (fnmatch(g.c_str(), name.c_str(), 0) == 0 ||
-            fnmatch(g.c_str(), h.table.c_str(), 0) == 0)
-          return true;
-      }
-      return false;
-    };
-    if (!tables_.empty() && !matches(tables_)) return Verdict::kSkip;
-    if (!exclude_.empty() && matches(exclude_)) return Verdict::kSkip;
-  }
+  if (!tables_.empty() && !Matches(tables_, schema, table))
+    return Verdict::kSkip;
+  if (!exclude_.empty() && Matches(exclude_, schema, table))
+    return Verdict::kSkip;
   return Verdict::kTake;
 }
 

@@ -55,8 +55,10 @@ class Selection {
     kStop,  // past --to: neither; nothing after it either
   };
   // Judges one event in stored form. An event whose leading fields cannot
-  // be read is taken (it is not the selection's to judge). Allocates only
-  // when a table, op or an LSN/time --to is set.
+  // be read is taken (it is not the selection's to judge). Allocates
+  // nothing for an event with the head the writers store (event::ScanHead)
+  // once the name buffers have grown; else parses it (event::ParseHead).
+  // Not thread-safe (those buffers): one Selection per thread.
   Verdict Judge(uint64_t seq, std::string_view stored) const;
   // True when --table, --exclude-table or --op narrowed it.
   bool has_filter() const {
@@ -82,8 +84,28 @@ class Selection {
            (to_set_ && to_.kind != Position::Kind::kSeq);
   }
 
-  std::vector<std::string> tables_;
-  std::vector<std::string> exclude_;
+  struct Glob {
+    std::string text;
+    bool literal = false;  // no special characters: fnmatch is equality
+    void Set(std::string g);
+  };
+  Verdict JudgeParsed(std::string_view stored) const;
+  Verdict JudgeHead(std::string_view lsn, std::string_view ts,
+                    std::string_view op, std::string_view schema,
+                    std::string_view table) const;
+  // Whether "schema.table" or the table alone matches one of `globs`.
+  bool Matches(const std::vector<Glob>& globs, std::string_view schema,
+               std::string_view table) const;
+
+  std::vector<Glob> tables_;
+  std::vector<Glob> exclude_;
+  mutable std::string name_, table_;  // Matches' buffers
+  // The leading bytes, up to the op's value, of the last event whose head
+  // ScanHead read, and where its lsn and ts are: the next event of the same
+  // transaction starts with the same bytes, so only its op and names are
+  // left to read.
+  mutable std::string prefix_;
+  mutable size_t lsn_len_ = 0, ts_at_ = 0, ts_len_ = 0;
   bool explicit_ops_ = false;
   bool schema_changes_ = true;
   bool watermarks_ = false;

@@ -109,6 +109,67 @@ bool ParseHead(std::string_view s, EventHead* h) {
   return true;
 }
 
+namespace {
+
+// Reads `key` (N - 1 bytes, ending with the value's opening quote) at *p,
+// then the string value up to its closing quote, which must hold no
+// backslash. Inline loops: these strings are a few bytes long, shorter
+// than a call to memchr costs.
+template <size_t N>
+bool ScanString(std::string_view s, size_t* p, const char (&key)[N],
+                std::string_view* out) {
+  constexpr size_t kLen = N - 1;
+  if (s.size() - *p < kLen || std::memcmp(s.data() + *p, key, kLen) != 0)
+    return false;
+  const size_t start = *p + kLen;
+  for (size_t i = start; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') {
+      *out = s.substr(start, i - start);
+      *p = i + 1;
+      return true;
+    }
+    if (c == '\\') return false;
+  }
+  return false;
+}
+
+template <size_t N>
+bool StartsAt(std::string_view s, size_t p, const char (&key)[N]) {
+  return s.size() - p >= N - 1 && std::memcmp(s.data() + p, key, N - 1) == 0;
+}
+
+}  // namespace
+
+bool ScanHead(std::string_view s, HeadView* h) {
+  size_t p = 0;
+  if (!ScanString(s, &p, "{\"lsn\":\"", &h->lsn)) return false;
+  if (!StartsAt(s, p, ",\"xid\":")) return false;
+  p += 7;
+  auto [ptr, ec] = std::from_chars(s.data() + p, s.data() + s.size(), h->xid);
+  if (ec != std::errc()) return false;
+  p = static_cast<size_t>(ptr - s.data());
+  if (!ScanString(s, &p, ",\"ts\":\"", &h->ts) || !StartsAt(s, p, ",\"op\":\""))
+    return false;
+  h->op_at = p + 7;
+  return ScanHeadFrom(s, h->op_at, h);
+}
+
+bool ScanHeadFrom(std::string_view s, size_t op_at, HeadView* h) {
+  size_t p = op_at;
+  if (p > s.size() || !ScanString(s, &p, "", &h->op)) return false;
+  h->end = p;
+  if (StartsAt(s, p, ",\"prefix\":")) {
+    h->schema = h->table = std::string_view();
+    return true;
+  }
+  if (!ScanString(s, &p, ",\"schema\":\"", &h->schema) ||
+      !ScanString(s, &p, ",\"table\":\"", &h->table))
+    return false;
+  h->end = p;
+  return true;
+}
+
 Result<ImportedEvent> ParseImportLine(std::string_view line) {
   JsonObject j;
   CDC_RETURN_IF_ERROR(ParseJsonObject(line, &j));

@@ -71,6 +71,25 @@ struct EventHead {
 // False if `stored` does not begin with the canonical keys.
 bool ParseHead(std::string_view stored, EventHead* head);
 
+// The same leading fields as views into `stored`, for readers that judge
+// every event: no copy, no allocation. True only for the exact head the
+// writers store ({"lsn":"..","xid":N,"ts":"..","op":".." then
+// ,"schema":"..","table":".." or, for op m, ,"prefix":) with no escape in
+// any of its strings; ParseHead then reads the same values. False says
+// nothing about the event: use ParseHead for it.
+struct HeadView {
+  std::string_view lsn, ts, op, schema, table;
+  uint64_t xid = 0;
+  size_t op_at = 0;  // offset in `stored` of the op's value
+  size_t end = 0;    // offset in `stored` just past the last field read
+};
+bool ScanHead(std::string_view stored, HeadView* head);
+// ScanHead's second half, for a line whose first `op_at` bytes equal
+// those of a line ScanHead read (the events of one transaction share lsn,
+// xid and ts): reads op, schema and table from `op_at` and sets `end`,
+// leaving lsn, xid and ts as they are. Same result as ScanHead then.
+bool ScanHeadFrom(std::string_view stored, size_t op_at, HeadView* head);
+
 // One event accepted by `cdc-log import`, in stored form.
 struct ImportedEvent {
   std::string stored;
