@@ -116,8 +116,8 @@ class Reader {
 
   // The next selected event: true and `*e` filled, or false when there is
   // none right now (the end of the log; stopped() tells whether more can
-  // ever come). Never allocates per event for a selection of everything
-  // (or of --to SEQ only).
+  // ever come). Allocates nothing per event for events in the form the
+  // writers store (Selection::Judge), whatever the selection.
   Result<bool> Next(Event* e);
 
   // The next event consumed, selected or not (`*selected` tells), for a
