@@ -29,6 +29,11 @@ rows.append(("backup create\\nvs cp -r + sync", bak["create_cp_sync_ratio"], 0.8
 rows.append(("backup --no-sync\\nvs cp -r", bak["create_no_sync_cp_ratio"], 0.8))
 rows.append(("backup verify\\nvs sha256sum", bak["verify_ratio"], 0.9))
 rows.append(("snapshot\\nvs psql COPY", snap["ratio"], 0.7))
+if os.path.exists(os.path.join(d, "tail.json")):
+    for r in load("tail")["results"]:
+        if r["min_ratio"] > 0:
+            rows.append((f"cdc-tail {r['case'].split(' ')[0]} {r['rows']}-row\\nvs cat",
+                         r["cat_over_tail"], r["min_ratio"]))
 with open(os.path.join(d, "throughput.dat"), "w") as f:
     for i, (label, ratio, target) in enumerate(rows):
         f.write(f'{i} "{label}" {ratio:.3f} {target}\n')

@@ -35,6 +35,8 @@ step() { echo; echo "=== $*"; }
 if [ "$QUICK" = 1 ]; then
   step log; "$BIN/../bench/cdc-bench-log" --bin "$BIN" --dir "$W" --events 100000 --runs 1 \
     --follow-seconds 2 --workload-events 50000 --workload-follow-seconds 1 --json "$R/log.json"
+  step tail; "$BIN/../bench/cdc-bench-log" --tail-vs-cat --bin "$BIN" --dir "$W" \
+    --events 100000 --runs 1 --json "$R/tail.json"
   step capture; bench/capture/run.sh --bin "$BIN" --events 100000 --single 20000 --runs 1 \
     --latency-seconds 5 --latency-runs 1 --json "$R/capture.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 50000 --runs 1 --json "$R/redis.json"
@@ -44,6 +46,8 @@ if [ "$QUICK" = 1 ]; then
 else
   step log; "$BIN/../bench/cdc-bench-log" --bin "$BIN" --dir "$W" --events 1000000 --runs 3 \
     --follow-seconds 5 --workload-events 300000 --workload-follow-seconds 5 --json "$R/log.json"
+  step tail; "$BIN/../bench/cdc-bench-log" --tail-vs-cat --bin "$BIN" --dir "$W" \
+    --events 1000000 --runs 7 --json "$R/tail.json"
   step capture; bench/capture/run.sh --bin "$BIN" --events 500000 --single 100000 --runs 3 \
     --latency-seconds 30 --latency-runs 1 --json "$R/capture.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 300000 --runs 3 --json "$R/redis.json"

@@ -20,7 +20,8 @@
 // pgbench-like rows in 100- and 1-row transactions: native, --table,
 // --op, debezium and cloudevents. F is the NDJSON the log holds (native
 // cdc-tail's output) for native, --table and --op, and what cdc-tail
-// prints for debezium and cloudevents. Prints a table, writes JSON.
+// prints for debezium and cloudevents. Prints a table (pipe cpu: user and
+// system time of cdc-tail and wc together), writes JSON.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -481,7 +482,7 @@ int TailVsCat(const Args& a) {
       {"cloudevents", "--format cloudevents", true, "", 0},
   };
   printf("%-5s %-26s %9s %9s %9s %9s %7s %-7s %s\n", "rows", "cdc-tail",
-         "tail s", "tail cpu", "cat s", "MB out", "ratio", "target", "met");
+         "tail s", "pipe cpu", "cat s", "MB out", "ratio", "target", "met");
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (int rows : {100, 1}) {
     Append(dir, a.events, rows, true);
@@ -517,10 +518,11 @@ int TailVsCat(const Args& a) {
                      {"case", c.name},
                      {"cat_input_mb", mb},
                      {"tail_wall_s", Median(tw)},
-                     {"tail_cpu_s", Median(tc)},
+                     {"tail_pipeline_cpu_s", Median(tc)},
                      {"cat_wall_s", Median(cw)},
                      {"cat_over_tail", ratio},
                      {"target", c.target},
+                     {"min_ratio", c.min_ratio},
                      {"tail_wall_runs", tw},
                      {"cat_wall_runs", cw}});
     }
@@ -532,6 +534,8 @@ int TailVsCat(const Args& a) {
   j["events"] = a.events;
   j["runs"] = a.runs;
   j["results"] = out;
+  const auto parent = std::filesystem::path(a.json).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
   FILE* f = fopen(a.json.c_str(), "w");
   if (f) {
     fputs((j.dump(2) + "\n").c_str(), f);
