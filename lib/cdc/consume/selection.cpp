@@ -108,15 +108,26 @@ void Selection::Glob::Set(std::string g) {
 
 bool Selection::Matches(const std::vector<Glob>& globs, std::string_view schema,
                         std::string_view table) const {
-  // Reused buffers: no allocation per event once they have grown.
-  name_.assign(schema);
-  name_.push_back('.');
-  name_.append(table);
-  table_.assign(table);
+  bool built = false;
   for (const Glob& g : globs) {
-    if (g.literal ? (g.text == name_ || g.text == table_)
-                  : (fnmatch(g.text.c_str(), name_.c_str(), 0) == 0 ||
-                     fnmatch(g.text.c_str(), table_.c_str(), 0) == 0))
+    const std::string_view t = g.text;
+    if (g.literal) {
+      if (t == table || (t.size() == schema.size() + 1 + table.size() &&
+                         t.starts_with(schema) && t[schema.size()] == '.' &&
+                         t.ends_with(table)))
+        return true;
+      continue;
+    }
+    if (!built) {
+      // Reused buffers: no allocation per event once they have grown.
+      name_.assign(schema);
+      name_.push_back('.');
+      name_.append(table);
+      table_.assign(table);
+      built = true;
+    }
+    if (fnmatch(g.text.c_str(), name_.c_str(), 0) == 0 ||
+        fnmatch(g.text.c_str(), table_.c_str(), 0) == 0)
       return true;
   }
   return false;
