@@ -231,8 +231,8 @@ Status LogWriter::AppendSchema(std::string_view event) {
   if (has_failed_.load(std::memory_order_relaxed)) return Failed();
   const std::string path = SchemasPath(dir_);
   if (!schemas_fd_.valid()) {
-    CDC_ASSIGN_OR_RETURN(schemas_fd_,
-                         OpenFile(path, O_RDWR | O_CREAT | O_EXCL, NewFileMode()));
+    CDC_ASSIGN_OR_RETURN(
+        schemas_fd_, OpenFile(path, O_RDWR | O_CREAT | O_EXCL, NewFileMode()));
     CDC_RETURN_IF_ERROR(SyncDir(dir_));
     schemas_size_ = 0;
   }
