@@ -586,8 +586,7 @@ Status Capture::Run() {
       s = c.status();
     }
     ++m_.errors;
-    const bool retry =
-        s.code() == Code::kUnavailable || s.code() == Code::kBusy;
+    const bool retry = IsRetryable(s);
     Status d = Drain(conn.get());
     if (!d.ok()) return d;
     if (!retry) return s;
