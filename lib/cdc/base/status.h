@@ -101,11 +101,11 @@ class [[nodiscard]] Status {
 // Exit code for a status (0 for OK), as fixed in docs/design.md.
 int ExitCodeFor(const Status& s);
 
-// True for the kinds that waiting and trying again may cure: a server out
-// of reach (Unavailable) or a resource another holds for now (Busy). The
-// one rule every long-running tool retries by (capture, the sinks).
+// True for the kind that reconnecting and trying again may cure: a server
+// out of reach (Unavailable). The one rule by which every long-running
+// tool decides to back off and retry rather than exit.
 inline bool IsRetryable(const Status& s) {
-  return s.code() == Code::kUnavailable || s.code() == Code::kBusy;
+  return s.code() == Code::kUnavailable;
 }
 
 template <typename T>

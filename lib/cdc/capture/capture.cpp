@@ -586,7 +586,9 @@ Status Capture::Run() {
       s = c.status();
     }
     ++m_.errors;
-    const bool retry = IsRetryable(s);
+    // Busy too: a slot still held by a walsender that has not noticed its
+    // client is gone is released when that walsender times out.
+    const bool retry = IsRetryable(s) || s.code() == Code::kBusy;
     Status d = Drain(conn.get());
     if (!d.ok()) return d;
     if (!retry) return s;
