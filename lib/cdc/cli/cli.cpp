@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -20,7 +21,9 @@ std::string& LogProgram() {
   static std::string* prog = new std::string;  // never destroyed: threads
   return *prog;                                // may log during exit
 }
+std::atomic<bool> g_quiet{false};
 void ToolSink(LogLevel level, std::string_view message) {
+  if (g_quiet.load(std::memory_order_relaxed)) return;
   WriteLogLine(LogProgram(), level, EscapeForTerminal(message));
 }
 }  // namespace
@@ -29,6 +32,8 @@ void InstallLogging(std::string_view prog) {
   LogProgram() = prog;
   SetLogSink(ToolSink);
 }
+
+void SetQuiet(bool quiet) { g_quiet = quiet; }
 
 void InstallStopHandlers() {
   struct sigaction sa;

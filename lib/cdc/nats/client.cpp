@@ -116,7 +116,7 @@ Result<std::vector<std::string>> ParseServers(std::string_view list) {
   return out;
 }
 
-struct Client::Impl {
+struct ClientImpl {
   natsOptions* opts = nullptr;
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
@@ -141,7 +141,7 @@ struct Client::Impl {
   std::string async_error;
   std::atomic<uint64_t> reconnects{0};
 
-  ~Impl() {
+  ~ClientImpl() {
     if (js != nullptr) jsCtx_Destroy(js);
     if (nc != nullptr) {
       natsConnection_Close(nc);
@@ -149,6 +149,26 @@ struct Client::Impl {
     }
     if (opts != nullptr) natsOptions_Destroy(opts);
   }
+};
+
+// The nats.c client.
+class NatsClient final : public Client {
+ public:
+  NatsClient() : impl_(std::make_unique<ClientImpl>()) {}
+  ~NatsClient() override;
+  Result<StreamEnd> EnsureStream(const StreamOptions& o) override;
+  Result<StreamEnd> Info(const std::string& stream) override;
+  Result<std::optional<StoredMessage>> Get(const std::string& stream,
+                                           uint64_t stream_seq) override;
+  Status PublishAsync(const OutMessage& m,
+                      std::optional<uint64_t> expect_last) override;
+  void TakeResults(std::vector<PublishResult>* out, int wait_ms) override;
+  size_t in_flight() const override;
+  bool connected() const override;
+  uint64_t reconnects() const override;
+  std::string TakeAsyncError() override;
+
+  std::unique_ptr<ClientImpl> impl_;
 };
 
 namespace {
@@ -165,7 +185,7 @@ uint64_t MessageSeq(natsMsg* msg) {
 
 void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
            void* closure) {
-  auto* im = static_cast<Client::Impl*>(closure);
+  auto* im = static_cast<ClientImpl*>(closure);
   PublishResult r;
   r.seq = MessageSeq(msg);
   if (pa != nullptr) {
@@ -202,7 +222,7 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
 
 void OnAsyncError(natsConnection* nc, natsSubscription*, natsStatus err,
                   void* closure) {
-  auto* im = static_cast<Client::Impl*>(closure);
+  auto* im = static_cast<ClientImpl*>(closure);
   const char* text = nullptr;
   natsConnection_GetLastError(nc, &text);
   std::lock_guard<std::mutex> l(im->mu);
@@ -211,11 +231,11 @@ void OnAsyncError(natsConnection* nc, natsSubscription*, natsStatus err,
 }
 
 void OnReconnected(natsConnection*, void* closure) {
-  ++static_cast<Client::Impl*>(closure)->reconnects;
+  ++static_cast<ClientImpl*>(closure)->reconnects;
 }
 
 int64_t ReconnectDelay(natsConnection*, int attempts, void* closure) {
-  auto* im = static_cast<Client::Impl*>(closure);
+  auto* im = static_cast<ClientImpl*>(closure);
   // One round over every server per step of the backoff.
   int round = attempts / (im->servers > 0 ? im->servers : 1);
   int64_t d = im->o.reconnect_min_ms;
@@ -226,9 +246,8 @@ int64_t ReconnectDelay(natsConnection*, int attempts, void* closure) {
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
-  std::unique_ptr<Client> c(new Client());
-  c->impl_ = std::make_unique<Impl>();
-  Impl& im = *c->impl_;
+  auto c = std::make_unique<NatsClient>();
+  ClientImpl& im = *c->impl_;
   im.o = o;
   im.servers = static_cast<int>(o.servers.size());
   natsStatus s = natsOptions_Create(&im.opts);
@@ -306,10 +325,10 @@ Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
   jo.PublishAsync.AckHandlerClosure = &im;
   s = natsConnection_JetStream(&im.js, im.nc, &jo);
   if (s != NATS_OK) return fail("JetStream context");
-  return c;
+  return std::unique_ptr<Client>(std::move(c));
 }
 
-Client::~Client() {
+NatsClient::~NatsClient() {
   if (impl_ == nullptr) return;
   // nats.c's thread may still deliver answers: stop it before Impl goes.
   if (impl_->nc != nullptr) natsConnection_Close(impl_->nc);
@@ -326,7 +345,7 @@ StreamEnd EndOf(const jsStreamInfo* si) {
 
 }  // namespace
 
-Result<StreamEnd> Client::Info(const std::string& stream) {
+Result<StreamEnd> NatsClient::Info(const std::string& stream) {
   jsStreamInfo* si = nullptr;
   jsErrCode ec = static_cast<jsErrCode>(0);
   natsStatus s = js_GetStreamInfo(&si, impl_->js, stream.c_str(), nullptr, &ec);
@@ -337,7 +356,7 @@ Result<StreamEnd> Client::Info(const std::string& stream) {
   return e;
 }
 
-Result<StreamEnd> Client::EnsureStream(const StreamOptions& o) {
+Result<StreamEnd> NatsClient::EnsureStream(const StreamOptions& o) {
   auto e = Info(o.name);
   if (e.ok() || e.status().code() != Code::kNotFound) return e;
   jsStreamConfig cfg;
@@ -365,8 +384,8 @@ Result<StreamEnd> Client::EnsureStream(const StreamOptions& o) {
   return r;
 }
 
-Result<std::optional<StoredMessage>> Client::Get(const std::string& stream,
-                                                 uint64_t stream_seq) {
+Result<std::optional<StoredMessage>> NatsClient::Get(const std::string& stream,
+                                                     uint64_t stream_seq) {
   natsMsg* m = nullptr;
   jsErrCode ec = static_cast<jsErrCode>(0);
   natsStatus s =
@@ -400,9 +419,9 @@ Result<std::optional<StoredMessage>> Client::Get(const std::string& stream,
   return std::optional<StoredMessage>(std::move(out));
 }
 
-Status Client::PublishAsync(const OutMessage& m,
-                            std::optional<uint64_t> expect_last) {
-  Impl& im = *impl_;
+Status NatsClient::PublishAsync(const OutMessage& m,
+                                std::optional<uint64_t> expect_last) {
+  ClientImpl& im = *impl_;
   {
     std::unique_lock<std::mutex> l(im.mu);
     // A full window drains within publish_timeout_ms: answers arrive, or
@@ -466,8 +485,8 @@ Status Client::PublishAsync(const OutMessage& m,
   return Status::OK();
 }
 
-void Client::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
-  Impl& im = *impl_;
+void NatsClient::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
+  ClientImpl& im = *impl_;
   std::unique_lock<std::mutex> l(im.mu);
   if (im.results.empty() && wait_ms > 0 && im.in_flight > 0) {
     im.take_waiting = true;
@@ -505,18 +524,18 @@ void Client::TakeResults(std::vector<PublishResult>* out, int wait_ms) {
   natsMsgList_Destroy(&pending);
 }
 
-size_t Client::in_flight() const {
+size_t NatsClient::in_flight() const {
   std::lock_guard<std::mutex> l(impl_->mu);
   return impl_->in_flight;
 }
 
-bool Client::connected() const {
+bool NatsClient::connected() const {
   return natsConnection_Status(impl_->nc) == NATS_CONN_STATUS_CONNECTED;
 }
 
-uint64_t Client::reconnects() const { return impl_->reconnects.load(); }
+uint64_t NatsClient::reconnects() const { return impl_->reconnects.load(); }
 
-std::string Client::TakeAsyncError() {
+std::string NatsClient::TakeAsyncError() {
   std::lock_guard<std::mutex> l(impl_->mu);
   std::string e;
   e.swap(impl_->async_error);

@@ -118,46 +118,43 @@ struct PublishResult {
   bool wrong_last_seq = false;  // refused by the expected-last-seq check
 };
 
+// A JetStream connection as the sink uses it. Client::Open gives the real
+// one (nats.c); tests drive the sink through a fake stream
+// (tests/nats/fake_jetstream.h) that answers, loses answers and refuses
+// publishes where a test says.
 class Client {
  public:
   // Connects (trying every server). Unavailable when none answers within
   // connect_timeout_ms; Permission for refused credentials; Config for a
   // TLS or credentials file that cannot be used.
   static Result<std::unique_ptr<Client>> Open(const ConnectOptions& o);
-  ~Client();
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
+  virtual ~Client() = default;
 
   // The stream as it is, or created with `o` when it does not exist.
   // Config when JetStream is not enabled for the account.
-  Result<StreamEnd> EnsureStream(const StreamOptions& o);
-  Result<StreamEnd> Info(const std::string& stream);
+  virtual Result<StreamEnd> EnsureStream(const StreamOptions& o) = 0;
+  virtual Result<StreamEnd> Info(const std::string& stream) = 0;
   // The message at `stream_seq`; nullopt when there is none (deleted).
-  Result<std::optional<StoredMessage>> Get(const std::string& stream,
-                                           uint64_t stream_seq);
+  virtual Result<std::optional<StoredMessage>> Get(const std::string& stream,
+                                                   uint64_t stream_seq) = 0;
 
   // Publishes without waiting. With `expect_last` set the server stores
   // the message only if the stream's last sequence is exactly that (0: an
   // empty stream). Blocks while max_in_flight publishes await an answer.
-  Status PublishAsync(const OutMessage& m, std::optional<uint64_t> expect_last);
+  virtual Status PublishAsync(const OutMessage& m,
+                              std::optional<uint64_t> expect_last) = 0;
   // Moves the answers that arrived to `out` (appended), waiting up to
   // `wait_ms` for at least one when none is there yet.
-  void TakeResults(std::vector<PublishResult>* out, int wait_ms);
-  // Publishes handed to nats.c whose result was not taken yet.
-  size_t in_flight() const;
-  // True while nats.c has a connection to a server.
-  bool connected() const;
+  virtual void TakeResults(std::vector<PublishResult>* out, int wait_ms) = 0;
+  // Publishes handed over whose result was not taken yet.
+  virtual size_t in_flight() const = 0;
+  // True while there is a connection to a server.
+  virtual bool connected() const = 0;
   // Reconnections since Open.
-  uint64_t reconnects() const;
+  virtual uint64_t reconnects() const = 0;
   // The last asynchronous error the server sent (e.g. a permissions
   // violation), empty if none; cleared by reading it.
-  std::string TakeAsyncError();
-
-  struct Impl;
-
- private:
-  Client() = default;
-  std::unique_ptr<Impl> impl_;
+  virtual std::string TakeAsyncError() = 0;
 };
 
 // The Status for a nats.c failure `s` (a natsStatus) with JetStream error

@@ -292,6 +292,11 @@ Status Sink::Resync(Client& c) {
   need_resync_ = false;
   Status f = failure_;
   failure_ = Status::OK();
+  if (f.ok() && stats_.refused > refused_at_resync_) {
+    ++stats_.moved;
+    stats_.moved_refused = stats_.refused - refused_at_resync_;
+  }
+  refused_at_resync_ = stats_.refused;
   // What a retry cannot cure stops the sink, now that acked_seq() is
   // exactly what the stream holds.
   if (!f.ok() && f.code() != Code::kUnavailable) return f;

@@ -60,6 +60,10 @@ struct SinkStats {
   uint64_t duplicates = 0;  // answers saying the server already held it
   uint64_t resyncs = 0;     // times the stream's end was read again
   uint64_t refused = 0;     // publishes refused by the expected-seq check
+  // Resyncs caused by refusals alone (no publish failed or timed out
+  // before them): the stream moved under the sink, which another
+  // publisher of this log does; `moved_refused` counts the last one's.
+  uint64_t moved = 0, moved_refused = 0;
 };
 
 class Sink {
@@ -124,6 +128,7 @@ class Sink {
   uint64_t last_added_ = 0;
   bool need_resync_ = false;
   Status failure_;  // the first failure since the last resync
+  uint64_t refused_at_resync_ = 0;
   SinkStats stats_;
   event::EventHead head_fields_;
   event::JsonObject obj_;

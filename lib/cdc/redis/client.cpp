@@ -85,9 +85,45 @@ Status ReplyErrorStatus(std::string_view err, std::string_view what) {
   return Status::Internal(msg);
 }
 
+namespace {
+
+// The hiredis connection.
+class HiredisConnection final : public Connection {
+ public:
+  explicit HiredisConnection(Endpoint e) : endpoint_(std::move(e)) {}
+  ~HiredisConnection() override;
+  HiredisConnection(const HiredisConnection&) = delete;
+  HiredisConnection& operator=(const HiredisConnection&) = delete;
+
+  Status Connect(const ConnectOptions& o);
+  Status Append(const Args& args) override;
+  Status SendIfOver(size_t bytes) override;
+  Status Read(Reply* out) override;
+  bool dead() const override { return dead_; }
+
+ private:
+  Status Dead(std::string_view what);
+  // Moves the commands encoded in wbuf_ to hiredis's output buffer.
+  Status Hand();
+  // Sends everything queued, then `bytes`, waiting as long as the socket
+  // takes them.
+  Status SendAll(std::string_view bytes);
+
+  void* ctx_ = nullptr;  // redisContext
+  bool dead_ = false;
+  Endpoint endpoint_;
+  std::string wbuf_;  // commands encoded, not yet handed to hiredis
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
-  std::unique_ptr<Connection> conn(new Connection());
-  conn->endpoint_ = o.endpoint;
+  auto conn = std::make_unique<HiredisConnection>(o.endpoint);
+  CDC_RETURN_IF_ERROR(conn->Connect(o));
+  return std::unique_ptr<Connection>(std::move(conn));
+}
+
+Status HiredisConnection::Connect(const ConnectOptions& o) {
   const Endpoint& e = o.endpoint;
   redisContext* c = e.is_unix()
                         ? redisConnectUnixWithTimeout(e.unix_path.c_str(),
@@ -96,12 +132,12 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
                                                   Tv(o.connect_timeout_ms));
   if (c == nullptr)
     return Status::Internal("cannot allocate a Redis connection");
-  conn->ctx_ = c;
+  ctx_ = c;
   if (c->err)
     return Status::Unavailable("cannot connect to Redis at " + e.Describe() +
                                ": " + c->errstr);
   if (redisSetTimeout(c, Tv(o.io_timeout_ms)) != REDIS_OK)
-    return conn->Dead("set timeout");
+    return Dead("set timeout");
   if (!e.is_unix()) (void)redisEnableKeepAlive(c);
 
   Reply r;
@@ -110,8 +146,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
     a << "AUTH";
     if (!e.user.empty()) a << e.user;
     a << o.password;
-    CDC_RETURN_IF_ERROR(conn->Append(a));
-    CDC_RETURN_IF_ERROR(conn->Read(&r));
+    CDC_RETURN_IF_ERROR(Append(a));
+    CDC_RETURN_IF_ERROR(Read(&r));
     if (r.is_error()) {
       Status s = ReplyErrorStatus(r.str, "AUTH at " + e.Describe());
       if (s.code() == Code::kInternal) s = Status::Permission(s.message());
@@ -120,19 +156,19 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
   }
   // SELECT also proves the session may run commands: a server that needs
   // a password answers NOAUTH here.
-  auto sel = conn->Command({"SELECT", std::to_string(e.db)});
+  auto sel = Command({"SELECT", std::to_string(e.db)});
   if (!sel.ok()) return sel.status();
   if (sel->is_error())
     return ReplyErrorStatus(
         sel->str, "SELECT " + std::to_string(e.db) + " at " + e.Describe());
-  return conn;
+  return Status::OK();
 }
 
-Connection::~Connection() {
+HiredisConnection::~HiredisConnection() {
   if (ctx_ != nullptr) redisFree(Ctx(ctx_));
 }
 
-Status Connection::Dead(std::string_view what) {
+Status HiredisConnection::Dead(std::string_view what) {
   dead_ = true;
   redisContext* c = Ctx(ctx_);
   std::string why = c != nullptr && c->err ? c->errstr : "connection lost";
@@ -148,7 +184,7 @@ Status Connection::Dead(std::string_view what) {
 // Commands are encoded here (RESP arrays of bulk strings) rather than by
 // redisAppendCommandArgv, which formats each length through sdscatfmt,
 // and handed to hiredis's output buffer in large pieces.
-Status Connection::Append(const Args& a) {
+Status HiredisConnection::Append(const Args& a) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
   auto number = [this](char kind, size_t n) {
     char buf[24];
@@ -176,7 +212,7 @@ Status Connection::Append(const Args& a) {
   return Status::OK();
 }
 
-Status Connection::SendAll(std::string_view bytes) {
+Status HiredisConnection::SendAll(std::string_view bytes) {
   CDC_RETURN_IF_ERROR(Hand());
   redisContext* c = Ctx(ctx_);
   int done = 0;
@@ -201,7 +237,7 @@ Status Connection::SendAll(std::string_view bytes) {
   return Status::OK();
 }
 
-Status Connection::Hand() {
+Status HiredisConnection::Hand() {
   if (wbuf_.empty()) return Status::OK();
   if (redisAppendFormattedCommand(Ctx(ctx_), wbuf_.data(), wbuf_.size()) !=
       REDIS_OK)
@@ -210,7 +246,7 @@ Status Connection::Hand() {
   return Status::OK();
 }
 
-Status Connection::SendIfOver(size_t bytes) {
+Status HiredisConnection::SendIfOver(size_t bytes) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
   redisContext* c = Ctx(ctx_);
   if (sdslen(c->obuf) + wbuf_.size() < bytes) return Status::OK();
@@ -221,7 +257,7 @@ Status Connection::SendIfOver(size_t bytes) {
   return Status::OK();
 }
 
-Status Connection::Read(Reply* out) {
+Status HiredisConnection::Read(Reply* out) {
   if (dead_) return Status::Unavailable("Redis connection is closed");
   CDC_RETURN_IF_ERROR(Hand());
   void* raw = nullptr;

@@ -49,10 +49,6 @@ struct Reply {
 // CLUSTERDOWN, "unknown command" -> Config (78); anything else Internal.
 // `what` says what was being done.
 Status ReplyErrorStatus(std::string_view err, std::string_view what);
-// True for the kinds a reconnect may cure.
-inline bool Retryable(const Status& s) {
-  return s.code() == Code::kUnavailable;
-}
 
 // Arguments of one command, kept as views; the bytes must outlive Append.
 class Args {
@@ -75,48 +71,36 @@ class Args {
   std::vector<size_t> lens_;
 };
 
+// One connection's commands and replies, in order. Connection::Open
+// gives the real one (hiredis); tests drive the sink through a fake
+// (tests/redis/fake_redis.h) that answers as a Redis server would and
+// cuts the connection where a test says.
 class Connection {
  public:
   // Connects, authenticates (AUTH [user] password) and selects the
   // database. Unavailable when the server cannot be reached; Permission
   // for a refused password; Config for a database out of range.
   static Result<std::unique_ptr<Connection>> Open(const ConnectOptions& o);
-  ~Connection();
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+  virtual ~Connection() = default;
 
   // Queues a command in the output buffer: no I/O. The arguments are
   // copied, except one of kSendInPlace bytes or more: it is written to the
   // socket at once (after everything queued before it), from where it is.
   // Fails when the connection is dead, or dies writing.
   static constexpr size_t kSendInPlace = 1 << 20;
-  Status Append(const Args& args);
+  virtual Status Append(const Args& args) = 0;
   // Writes what is queued once it holds `bytes` or more (no reply is
   // read), so the server works on the first commands of a large pipeline
   // while later ones are built.
-  Status SendIfOver(size_t bytes);
+  virtual Status SendIfOver(size_t bytes) = 0;
   // Sends what is queued (at the first call) and reads the next reply.
   // A reply error is a Reply of kError, not a failed Status.
-  Status Read(Reply* out);
+  virtual Status Read(Reply* out) = 0;
+  // True once a transport failure killed the connection.
+  virtual bool dead() const = 0;
+
   // Append + Read for one command.
   Result<Reply> Command(std::initializer_list<std::string_view> args);
-
-  bool dead() const { return dead_; }
-  const Endpoint& endpoint() const { return endpoint_; }
-
- private:
-  Connection() = default;
-  Status Dead(std::string_view what);
-  // Moves the commands encoded in wbuf_ to hiredis's output buffer.
-  Status Hand();
-  // Sends everything queued, then `bytes`, waiting as long as the socket
-  // takes them.
-  Status SendAll(std::string_view bytes);
-
-  void* ctx_ = nullptr;  // redisContext
-  bool dead_ = false;
-  Endpoint endpoint_;
-  std::string wbuf_;  // commands encoded, not yet handed to hiredis
 };
 
 }  // namespace cdc::redis

@@ -452,7 +452,7 @@ Status Sink::Settle(Connection& c, const Reply& exec, const Pending& p,
                     std::to_string(p.prev.value_or(0) + 1) +
                     " on the next run)";
   // Not a transport failure: never retried in a loop.
-  return Status(Retryable(first) ? Code::kInternal : first.code(), msg);
+  return Status(IsRetryable(first) ? Code::kInternal : first.code(), msg);
 }
 
 Status Sink::PutBack(Connection& c, std::optional<uint64_t> prev) {
