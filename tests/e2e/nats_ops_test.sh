@@ -107,6 +107,33 @@ PY
 done
 ok "--format debezium and cloudevents: cdc-tail's bodies"
 
+# Debezium's value modes: cdc-tail's flags, cdc-tail's bodies.
+{
+  echo "$(h 1),\"op\":\"s\",\"schema\":\"public\",\"table\":\"prices\",\"key\":null,\"before\":null,\"after\":null,\"columns\":[{\"name\":\"id\",\"type_oid\":23,\"key\":true},{\"name\":\"amount\",\"type_oid\":1700,\"type_mod\":655366,\"key\":false},{\"name\":\"raw\",\"type_oid\":17,\"key\":false},{\"name\":\"at\",\"type_oid\":1083,\"key\":false}]}"
+  echo "$(h 1),\"op\":\"c\",\"schema\":\"public\",\"table\":\"prices\",\"key\":{\"id\":1},\"before\":null,\"after\":{\"id\":1,\"amount\":\"-12.50\",\"raw\":\"AQL/\",\"at\":\"07:41:02.123456\"}}"
+} > "$T/typed.ndjson"
+cdc-log import --log "$T/typed" -q < "$T/typed.ndjson"
+modes=(--decimal-handling string --time-precision connect --binary-handling hex)
+cdc-nats --log "$T/typed" -c m --server "$NATS_URLS" --stream MODES \
+  --subject "modes.{schema}.{table}" --format debezium "${modes[@]}" -q ||
+  fail "cdc-nats with the debezium modes"
+P json MODES | python3 -c "
+import json, sys
+for l in sys.stdin:
+    b = json.loads(l)['body']
+    print(json.dumps({k: b[k] for k in ('before', 'after', 'op')}, sort_keys=True))" > "$T/got.modes"
+cdc-tail --log "$T/typed" --format debezium "${modes[@]}" | python3 -c "
+import json, sys
+for l in sys.stdin:
+    b = json.loads(l)
+    print(json.dumps({k: b[k] for k in ('before', 'after', 'op')}, sort_keys=True))" > "$T/want.modes"
+cmp -s "$T/got.modes" "$T/want.modes" || fail "bodies with modes differ from cdc-tail's"
+grep -q '"amount": "-12.50"' "$T/got.modes" && grep -q '"raw": "0102ff"' "$T/got.modes" ||
+  fail "the modes were not applied: $(cat "$T/got.modes")"
+expect_exit 64 cdc-nats --log "$T/typed" -c m2 --server "$NATS_URLS" --stream MODES2 --decimal-handling double
+expect_exit 64 cdc-nats --log "$T/typed" -c m2 --server "$NATS_URLS" --stream MODES2 --format debezium --binary-handling hexx
+ok "--decimal-handling, --time-precision, --binary-handling: cdc-tail's values"
+
 # --- the pipe ------------------------------------------------------------
 cdc-tail --log "$L" --schema-changes | cdc-nats --stdin --log "$L" -c pipe \
   --server "$NATS_URLS" --stream PIPE --subject 'pipe.{schema}.{table}' -q > "$T/echo"

@@ -119,6 +119,7 @@ Reply FakeRedis::Execute(Session* s, const std::vector<std::string>& args) {
   if (verb == "MULTI") {
     if (s->in_multi) return Error("ERR MULTI calls can not be nested");
     s->in_multi = true;
+    s->aborted = false;
     s->queued.clear();
     return Status("OK");
   }
@@ -131,11 +132,22 @@ Reply FakeRedis::Execute(Session* s, const std::vector<std::string>& args) {
   if (verb == "EXEC") {
     if (!s->in_multi) return Error("ERR EXEC without MULTI");
     s->in_multi = false;
+    if (s->aborted) {
+      s->queued.clear();
+      return Error(
+          "EXECABORT Transaction discarded because of previous errors.");
+    }
     Reply r;
     r.type = Reply::Type::kArray;
     for (const auto& q : s->queued) r.elements.push_back(RunOne(q));
     s->queued.clear();
     return r;
+  }
+  const bool write = verb != "GET" && verb != "TYPE" && verb != "XRANGE" &&
+                     verb != "SELECT" && verb != "AUTH";
+  if (readonly && write) {
+    if (s->in_multi) s->aborted = true;
+    return Error("READONLY You can't write against a read only replica.");
   }
   if (s->in_multi) {
     s->queued.push_back(args);

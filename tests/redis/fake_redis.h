@@ -52,6 +52,9 @@ class FakeRedis {
   // After the cut, refuse every connection (the process dies with it):
   // set `refuse` back to 0 to let a new one in.
   bool stay_down = false;
+  // A read-only replica: writes are refused (READONLY), a transaction
+  // holding one is aborted at EXEC (EXECABORT).
+  bool readonly = false;
   uint64_t received = 0;  // commands received, on every connection
   int connects = 0;
   std::map<std::string, Value> keys;
@@ -60,6 +63,7 @@ class FakeRedis {
   // MULTI); the reply, or none (nullptr) when the connection is cut.
   struct Session {
     bool in_multi = false;
+    bool aborted = false;  // a command was refused while queued
     std::vector<std::vector<std::string>> queued;
   };
   redis::Reply Execute(Session* s, const std::vector<std::string>& args);

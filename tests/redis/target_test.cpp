@@ -220,6 +220,30 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "redis target: a read-only replica is retried, then given up on (69), "
+    "nothing applied or acked",
+    "[redis][sink]") {
+  World w;
+  w.server.readonly = true;
+  w.reconnect_max_s = 0.2;
+  Run r = w.Start();
+  CHECK(r.status.code() == Code::kUnavailable);
+  CHECK(r.status.message().find("gave up after") != std::string::npos);
+  CHECK(r.status.message().find("READONLY") != std::string::npos);
+  CHECK(r.Saw("retrying in"));
+  CHECK(r.acked == 0);
+  CHECK(Data(w.server) == "");
+  // Writable again (a failover): everything is applied, once.
+  w.server.readonly = false;
+  w.reconnect_max_s = 60;
+  Run again = w.Start();
+  REQUIRE_OK(again.status);
+  World base;
+  REQUIRE_OK(base.Start().status);
+  CHECK(Data(w.server) == Data(base.server));
+}
+
 TEST_CASE("redis target: the applied seq wins over a cursor behind it",
           "[redis][sink]") {
   World w;

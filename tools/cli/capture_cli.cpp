@@ -1,8 +1,10 @@
 // cdc-capture: PostgreSQL logical replication into the event log.
 #include <sstream>
 
+#include "cdc/base/logging.h"
 #include "cdc/capture/capture.h"
 #include "cdc/cli/cli.h"
+#include "cdc/cli/notify.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/pg/conn.h"
 #include "common.h"
@@ -135,9 +137,17 @@ int RunCli(int argc, char** argv) {
     std::string warn = log::SharedDirWarning(o.log);
     if (warn.empty() && !o.metrics_file.empty())
       warn = log::SharedParentWarning(o.metrics_file);
-    if (!warn.empty())
-      fprintf(stderr, "cdc-capture: %s\n",
-              cli::EscapeForTerminal(warn).c_str());
+    if (!warn.empty()) LogWarning(warn);
+    cli::Notifier notifier;  // systemd's sd_notify, when under it
+    o.hooks.stop_requested = [] { return cli::StopRequested(); };
+    o.hooks.ready = [&notifier] { notifier.Ready(); };
+    o.hooks.stopping = [&notifier] { notifier.Stopping(); };
+    o.hooks.status = [&notifier](const std::string& line) {
+      notifier.SetStatus(line);
+    };
+    o.hooks.alive = [&notifier](int64_t now) {
+      notifier.MaybePingWatchdog(now);
+    };
     s = Run(o);
   }
   return cli::Report("cdc-capture", s);

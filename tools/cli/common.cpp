@@ -94,6 +94,21 @@ void AddLogOption(CLI::App& app, std::string* dir) {
       ->type_name("DIR");
 }
 
+void AddDebeziumModeFlags(CLI::App& app, event::DebeziumModeNames* modes) {
+  app.add_option("--decimal-handling", modes->decimal_handling,
+                 "debezium: numeric and money as precise (default), double "
+                 "or string")
+      ->type_name("MODE");
+  app.add_option("--time-precision", modes->time_precision,
+                 "debezium: adaptive (default), adaptive_time_microseconds "
+                 "or connect")
+      ->type_name("MODE");
+  app.add_option("--binary-handling", modes->binary_handling,
+                 "debezium: bytea as bytes (default; base64 in JSON), "
+                 "base64 or hex")
+      ->type_name("MODE");
+}
+
 namespace {
 Result<uint64_t> ParseScaled(const std::string& t, const char* units,
                              const uint64_t* scale, const char* what,

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cdc/base/status.h"
+#include "cdc/event/renderer.h"
 
 namespace cdc::tools {
 
@@ -22,6 +23,10 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv);
 
 // --log DIR, also from $CDC_LOG.
 void AddLogOption(CLI::App& app, std::string* dir);
+
+// --decimal-handling, --time-precision and --binary-handling (for
+// --format debezium; event::ApplyDebeziumModes checks them).
+void AddDebeziumModeFlags(CLI::App& app, event::DebeziumModeNames* modes);
 
 // "64M", "1G", "512k", "1000" (bytes).
 Result<uint64_t> ParseSize(const std::string& text);

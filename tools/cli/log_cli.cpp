@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
 #include "cdc/consume/selection.h"
@@ -102,9 +103,7 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
     PrintJson(j);
   } else {
     if (!quiet)
-      for (const auto& n : rep.notes)
-        fprintf(stderr, "cdc-log: note: %s\n",
-                cli::EscapeForTerminal(n).c_str());
+      for (const auto& n : rep.notes) LogInfo("note: " + n);
     for (const auto& p : rep.problems)
       fprintf(stderr, "cdc-log: %s\n", cli::EscapeForTerminal(p).c_str());
     if (!quiet)
@@ -175,15 +174,12 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
          static_cast<unsigned long long>(res.bytes_removed),
          static_cast<unsigned long long>(res.first_seq));
   if (res.pinned)
-    fprintf(stderr,
-            "cdc-log: a running cdc-backup pins the log (%s/backup.pin); "
-            "segments due for removal are kept until it finishes\n",
-            dir.c_str());
+    LogInfo("a running cdc-backup pins the log (" + dir +
+            "/backup.pin); segments due for removal are kept until it "
+            "finishes");
   for (const auto& n : expired)
-    fprintf(stderr,
-            "cdc-log: consumer %s is expired (recover with \"cdc-ack -c %s "
-            "--seek earliest\")\n",
-            n.c_str(), n.c_str());
+    LogInfo("consumer " + n + " is expired (recover with \"cdc-ack -c " + n +
+            " --seek earliest\")");
   return Status::OK();
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <deque>
 
+#include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
 #include "cdc/consume/line_reader.h"
@@ -28,7 +29,7 @@ struct Txn {
 Status RunImport(const ImportOptions& o, int in_fd) {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::OpenOrCreateLog(o.log));
   if (std::string warn = log::SharedDirWarning(o.log); !warn.empty())
-    fprintf(stderr, "cdc-log: %s\n", cli::EscapeForTerminal(warn).c_str());
+    LogWarning(warn);
   // Imported positions would make capture skip real transactions as
   // "already in the log": a captured log takes events only from capture.
   if (id.source)
@@ -38,8 +39,8 @@ Status RunImport(const ImportOptions& o, int in_fd) {
   wo.segment_bytes = o.segment_bytes;
   CDC_ASSIGN_OR_RETURN(auto w, log::LogWriter::Open(o.log, wo));
   if (w->recovery().truncated_bytes > 0 && !o.quiet)
-    fprintf(stderr, "cdc-log: recovered: cut a torn tail of %llu bytes\n",
-            static_cast<unsigned long long>(w->recovery().truncated_bytes));
+    LogInfo("recovered: cut a torn tail of " +
+            std::to_string(w->recovery().truncated_bytes) + " bytes");
   const Lsn resume_after = w->has_commit() ? w->last_commit_lsn() : 0;
   const bool resuming = w->has_commit();
   const uint64_t first_seq = w->next_seq();
@@ -169,18 +170,14 @@ Status RunImport(const ImportOptions& o, int in_fd) {
         "again to continue (transactions already in the log are skipped)");
   if (!o.quiet) {
     const bool failed = !s.ok();
-    fprintf(stderr,
-            "cdc-log: imported %llu transactions (%llu events)%s%s; log %s "
-            "seq %llu\n",
-            static_cast<unsigned long long>(durable_txns),
-            static_cast<unsigned long long>(durable_end_seq - first_seq),
-            failed ? " durably before the error" : "",
-            skipped ? (", skipped " + std::to_string(skipped) +
-                       " already in the log")
-                          .c_str()
-                    : "",
-            failed ? "durable through" : "ends at",
-            static_cast<unsigned long long>(durable_end_seq - 1));
+    LogInfo("imported " + std::to_string(durable_txns) + " transactions (" +
+            std::to_string(durable_end_seq - first_seq) + " events)" +
+            (failed ? " durably before the error" : "") +
+            (skipped ? ", skipped " + std::to_string(skipped) +
+                           " already in the log"
+                     : std::string()) +
+            "; log " + (failed ? "durable through" : "ends at") + " seq " +
+            std::to_string(durable_end_seq - 1));
   }
   return bad;
 }

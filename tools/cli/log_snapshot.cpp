@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
 #include "cdc/log/log_dir.h"
@@ -103,9 +104,9 @@ Status RunSnapshot(const std::string& dir, const SnapshotFlags& f) {
                             " failed: " + s.error);
   if (!f.json) printf("%s\n", s.id.c_str());
   if (!f.quiet)
-    fprintf(stderr, "cdc-log: snapshot of %s done: %llu rows in %llu chunks\n",
-            s.QualifiedName().c_str(), static_cast<unsigned long long>(s.rows),
-            static_cast<unsigned long long>(s.chunks));
+    LogInfo("snapshot of " + s.QualifiedName() +
+            " done: " + std::to_string(s.rows) + " rows in " +
+            std::to_string(s.chunks) + " chunks");
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cdc/base/prometheus.h"
 #include "cdc/base/time.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
@@ -15,25 +16,6 @@
 namespace cdc::logtool {
 
 namespace {
-
-class Exposition {
- public:
-  // A metric family's HELP and TYPE, then its samples (Add).
-  void Family(const char* name, const char* type, const char* help) {
-    out_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name +
-            " " + type + "\n";
-  }
-  void Add(const std::string& name, double v, const std::string& labels = "") {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", v);
-    out_ +=
-        name + (labels.empty() ? "" : "{" + labels + "}") + " " + buf + "\n";
-  }
-  const std::string& text() const { return out_; }
-
- private:
-  std::string out_;
-};
 
 // Consumer names are [A-Za-z0-9._-]: nothing to escape in a label value.
 std::string Label(const char* k, const std::string& v) {
@@ -100,61 +82,61 @@ Status RunStats(const std::string& dir, bool prometheus) {
   Exposition e;
   const std::string log_label = Label("log_id", id.log_id);
   e.Family("cdc_log_segments", "gauge", "Segment files of the log.");
-  e.Add("cdc_log_segments", static_cast<double>(sum.segments), log_label);
+  e.Sample("cdc_log_segments", static_cast<double>(sum.segments), log_label);
   e.Family("cdc_log_bytes", "gauge", "Bytes of the log's segments.");
-  e.Add("cdc_log_bytes", static_cast<double>(sum.bytes), log_label);
+  e.Sample("cdc_log_bytes", static_cast<double>(sum.bytes), log_label);
   e.Family("cdc_log_filesystem_free_bytes", "gauge",
            "Free bytes of the log's file system (for unprivileged users).");
-  e.Add("cdc_log_filesystem_free_bytes", static_cast<double>(free_bytes),
-        log_label);
+  e.Sample("cdc_log_filesystem_free_bytes", static_cast<double>(free_bytes),
+           log_label);
   e.Family("cdc_log_first_seq", "gauge", "Earliest retained seq.");
-  e.Add("cdc_log_first_seq", static_cast<double>(sum.first_seq), log_label);
+  e.Sample("cdc_log_first_seq", static_cast<double>(sum.first_seq), log_label);
   e.Family("cdc_log_last_seq", "gauge", "Seq of the last committed event.");
-  e.Add("cdc_log_last_seq", static_cast<double>(last), log_label);
+  e.Sample("cdc_log_last_seq", static_cast<double>(last), log_label);
   e.Family("cdc_log_last_commit_timestamp_seconds", "gauge",
            "Commit time of the log's last transaction.");
-  e.Add("cdc_log_last_commit_timestamp_seconds",
-        sum.has_commit ? static_cast<double>(sum.last_time) / 1e6 : 0,
-        log_label);
+  e.Sample("cdc_log_last_commit_timestamp_seconds",
+           sum.has_commit ? static_cast<double>(sum.last_time) / 1e6 : 0,
+           log_label);
   e.Family("cdc_log_position_timestamp_seconds", "gauge",
            "When the log's source position was last recorded (commits and "
            "keepalives).");
-  e.Add("cdc_log_position_timestamp_seconds",
-        pos ? static_cast<double>(sum.position_time) / 1e6 : 0, log_label);
+  e.Sample("cdc_log_position_timestamp_seconds",
+           pos ? static_cast<double>(sum.position_time) / 1e6 : 0, log_label);
   e.Family("cdc_log_consumer_acked_seq", "gauge",
            "Last seq the consumer acknowledged.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_acked_seq",
-          static_cast<double>(cursor::StoredAckedSeq(c)),
-          log_label + "," + Label("consumer", c.name));
+    e.Sample("cdc_log_consumer_acked_seq",
+             static_cast<double>(cursor::StoredAckedSeq(c)),
+             log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_lag_events", "gauge",
            "Committed events the consumer has not acknowledged.");
   for (const auto& c : consumers)
     if (!bad(c))
-      e.Add("cdc_log_consumer_lag_events", static_cast<double>(lag(c)),
-            log_label + "," + Label("consumer", c.name));
+      e.Sample("cdc_log_consumer_lag_events", static_cast<double>(lag(c)),
+               log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_expired", "gauge",
            "1 when retention removed the consumer's next event.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_expired", expired(c) ? 1 : 0,
-          log_label + "," + Label("consumer", c.name));
+    e.Sample("cdc_log_consumer_expired", expired(c) ? 1.0 : 0.0,
+             log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_damaged", "gauge",
            "1 when the consumer's cursor is beyond the log's end or "
            "negative: no reader uses it.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_damaged", bad(c) ? 1 : 0,
-          log_label + "," + Label("consumer", c.name));
+    e.Sample("cdc_log_consumer_damaged", bad(c) ? 1.0 : 0.0,
+             log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_consumer_updated_timestamp_seconds", "gauge",
            "When the consumer last acked, seeked or was created.");
   for (const auto& c : consumers)
-    e.Add("cdc_log_consumer_updated_timestamp_seconds",
-          static_cast<double>(c.updated_us) / 1e6,
-          log_label + "," + Label("consumer", c.name));
+    e.Sample("cdc_log_consumer_updated_timestamp_seconds",
+             static_cast<double>(c.updated_us) / 1e6,
+             log_label + "," + Label("consumer", c.name));
   e.Family("cdc_log_incremental_snapshots", "gauge",
            "Incremental snapshot requests by state.");
   for (const auto& [state, n] : by_state)
-    e.Add("cdc_log_incremental_snapshots", n,
-          log_label + "," + Label("state", state));
+    e.Sample("cdc_log_incremental_snapshots", static_cast<uint64_t>(n),
+             log_label + "," + Label("state", state));
   fputs(e.text().c_str(), stdout);
   // The gauge says it: a metrics file that kept its old figures would
   // hide the damage (and everything else) from the alert.

@@ -33,6 +33,7 @@ struct Options {
   std::string max_bytes;
   std::string format = "native";
   std::string server_name;
+  event::DebeziumModeNames modes;
   int max_in_flight = 1024;
   std::string creds;
   std::string tls_ca, tls_cert, tls_key;
@@ -132,6 +133,7 @@ Status Run(const Options& o) {
   event::RenderOptions ro;
   CDC_ASSIGN_OR_RETURN(ro.format, event::ParseFormat(o.format));
   ro.server_name = o.server_name;
+  CDC_RETURN_IF_ERROR(event::ApplyDebeziumModes(o.modes, &ro));
   // Capture announces every table before its first change.
   ro.schemas_required = captured && !o.sink.use_stdin;
   if (!o.server_name.empty() && ro.format != event::Format::kDebezium)
@@ -209,6 +211,7 @@ int RunCli(int argc, char** argv) {
   app.add_option("--server-name", o.server_name,
                  "debezium: source.name (default: the database's name)")
       ->type_name("NAME");
+  tools::AddDebeziumModeFlags(app, &o.modes);
   app.add_option("--max-in-flight", o.max_in_flight,
                  "Publishes awaiting the server's answer (default 1024)")
       ->type_name("N")

@@ -35,49 +35,8 @@ struct Options {
   bool with_key = false;
   std::string server_name;
   bool tx_markers = false;
-  std::string decimal_handling, time_precision, binary_handling;
+  event::DebeziumModeNames modes;
 };
-
-// The Debezium value modes (--decimal-handling, --time-precision,
-// --binary-handling) into `ro`; Usage for an unknown mode.
-Status DebeziumModes(const Options& o, event::RenderOptions* ro) {
-  auto bad = [](const char* flag, const std::string& v, const char* modes) {
-    return Status::Usage(std::string(flag) + " must be " + modes + ", not \"" +
-                         v + "\"");
-  };
-  const std::string& d = o.decimal_handling;
-  if (d == "precise" || d.empty()) {
-    ro->decimal_handling = event::DecimalHandling::kPrecise;
-  } else if (d == "double") {
-    ro->decimal_handling = event::DecimalHandling::kDouble;
-  } else if (d == "string") {
-    ro->decimal_handling = event::DecimalHandling::kString;
-  } else {
-    return bad("--decimal-handling", d, "precise, double or string");
-  }
-  const std::string& t = o.time_precision;
-  if (t == "adaptive" || t.empty()) {
-    ro->time_precision = event::TimePrecision::kAdaptive;
-  } else if (t == "adaptive_time_microseconds") {
-    ro->time_precision = event::TimePrecision::kAdaptiveTimeMicroseconds;
-  } else if (t == "connect") {
-    ro->time_precision = event::TimePrecision::kConnect;
-  } else {
-    return bad("--time-precision", t,
-               "adaptive, adaptive_time_microseconds or connect");
-  }
-  const std::string& b = o.binary_handling;
-  if (b == "bytes" || b.empty()) {
-    ro->binary_handling = event::BinaryHandling::kBytes;
-  } else if (b == "base64") {
-    ro->binary_handling = event::BinaryHandling::kBase64;
-  } else if (b == "hex") {
-    ro->binary_handling = event::BinaryHandling::kHex;
-  } else {
-    return bad("--binary-handling", b, "bytes, base64 or hex");
-  }
-  return Status::OK();
-}
 
 // The native format without markers: the stored line as it is, with no
 // per-event work beyond the "seq" and "last" it gains.
@@ -125,7 +84,7 @@ Status RunRendered(const Options& o, event::Format format,
   ro.format = format;
   ro.with_key = o.with_key;
   ro.server_name = o.server_name;
-  CDC_RETURN_IF_ERROR(DebeziumModes(o, &ro));
+  CDC_RETURN_IF_ERROR(event::ApplyDebeziumModes(o.modes, &ro));
   // Capture announces every table before its first change.
   ro.schemas_required = id.source.has_value();
   auto renderer = event::MakeRenderer(ro, src);
@@ -172,15 +131,10 @@ Status Run(const Options& o, cli::Output& out) {
     return Status::Usage("--with-key needs --format debezium");
   if (!o.server_name.empty() && format != event::Format::kDebezium)
     return Status::Usage("--server-name needs --format debezium");
-  if ((!o.decimal_handling.empty() || !o.time_precision.empty() ||
-       !o.binary_handling.empty()) &&
-      format != event::Format::kDebezium)
-    return Status::Usage(
-        "--decimal-handling, --time-precision and --binary-handling need "
-        "--format debezium");
   {
     event::RenderOptions check;
-    CDC_RETURN_IF_ERROR(DebeziumModes(o, &check));
+    check.format = format;
+    CDC_RETURN_IF_ERROR(event::ApplyDebeziumModes(o.modes, &check));
   }
   consume::Options co;
   CDC_ASSIGN_OR_RETURN(co.selection, consume::Selection::Make(
@@ -248,18 +202,7 @@ int RunCli(int argc, char** argv) {
                  "debezium: source.name (Debezium's topic.prefix; default "
                  "the database's name)")
       ->type_name("NAME");
-  app.add_option("--decimal-handling", o.decimal_handling,
-                 "debezium: numeric and money as precise (default), double "
-                 "or string")
-      ->type_name("MODE");
-  app.add_option("--time-precision", o.time_precision,
-                 "debezium: adaptive (default), adaptive_time_microseconds "
-                 "or connect")
-      ->type_name("MODE");
-  app.add_option("--binary-handling", o.binary_handling,
-                 "debezium: bytea as bytes (default; base64 in JSON), "
-                 "base64 or hex")
-      ->type_name("MODE");
+  tools::AddDebeziumModeFlags(app, &o.modes);
   app.add_flag("--tx-markers", o.tx_markers,
                "Print a BEGIN and an END line around each source "
                "transaction, with its event count");

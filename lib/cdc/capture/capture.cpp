@@ -16,8 +16,6 @@
 #include "cdc/capture/snapshot.h"
 #include "cdc/capture/source.h"
 #include "cdc/capture/status.h"
-#include "cdc/cli/cli.h"
-#include "cdc/cli/notify.h"
 #include "cdc/log/retention.h"
 #include "cdc/log/schemas.h"
 #include "cdc/log/snapshots.h"
@@ -103,7 +101,6 @@ class Capture {
   std::unordered_set<pg::Oid> warned_types_;  // each type warned of once
   bool generated_failed_ =
       false;  // the last lookup of generated columns failed
-  cli::Notifier notify_;
   Metrics m_;
   pg::EventLines events_;
 
@@ -347,17 +344,16 @@ void Capture::Housekeeping(int64_t now) {
   }
   const std::string incremental = inc_ ? inc_->StatusLine() : "";
   if (!incremental.empty() && !m_.snapshot_running)
-    notify_.SetStatus(incremental + "; durable at " +
-                      FormatLsn(m_.durable_lsn));
+    o_.hooks.status(incremental + "; durable at " + FormatLsn(m_.durable_lsn));
   else if (m_.snapshot_running)
-    notify_.SetStatus("initial snapshot: " + std::to_string(m_.snapshot_rows) +
-                      " rows, " + std::to_string(m_.snapshot_tables_done) +
-                      " of " + std::to_string(m_.snapshot_tables) + " tables");
+    o_.hooks.status("initial snapshot: " + std::to_string(m_.snapshot_rows) +
+                    " rows, " + std::to_string(m_.snapshot_tables_done) +
+                    " of " + std::to_string(m_.snapshot_tables) + " tables");
   else
-    notify_.SetStatus((m_.paused ? "paused (disk); " : "streaming; ") +
-                      std::to_string(m_.events) + " events, durable at " +
-                      FormatLsn(m_.durable_lsn));
-  notify_.MaybePingWatchdog(now);
+    o_.hooks.status((m_.paused ? "paused (disk); " : "streaming; ") +
+                    std::to_string(m_.events) + " events, durable at " +
+                    FormatLsn(m_.durable_lsn));
+  o_.hooks.alive(now);
 }
 
 Status Capture::Timers(pg::Connection& conn, int64_t now, bool pausing) {
@@ -427,7 +423,7 @@ Result<SlotState> Capture::Prepare(pg::Connection& conn) {
 
 Status Capture::Snapshot(SlotState& slot, bool* stopped) {
   if (!ready_sent_) {
-    notify_.Ready();  // alive and working; the watchdog is fed meanwhile
+    o_.hooks.ready();  // alive and working; the watchdog is fed meanwhile
     ready_sent_ = true;
   }
   SnapshotInput in;
@@ -469,7 +465,7 @@ Status Capture::Stream(pg::Connection& conn, const SlotState& slot) {
               (resume_.valid ? FormatLsn(resume_.lsn) : std::string("start")) +
               ", slot confirmed " + FormatLsn(slot.confirmed_flush) + ")");
   if (!ready_sent_) {
-    notify_.Ready();
+    o_.hooks.ready();
     ready_sent_ = true;
   }
   last_status_ = MonoMicros();
@@ -477,7 +473,7 @@ Status Capture::Stream(pg::Connection& conn, const SlotState& slot) {
   next_housekeeping_ = last_status_ + kHousekeepingEveryUs;
   std::string_view msg;
   for (;;) {
-    if (cli::StopRequested() || idle_done_) return Status::OK();
+    if (o_.hooks.stop_requested() || idle_done_) return Status::OK();
     int got = 0;
     if (!m_.paused) {
       CDC_ASSIGN_OR_RETURN(got, conn.ReadCopy(&msg));
@@ -575,7 +571,7 @@ Status Capture::Run() {
       if (s.ok()) {
         // Stopped or idle: leave everything durable and acknowledged.
         Status d = Drain(conn.get());
-        notify_.Stopping();
+        o_.hooks.stopping();
         next_metrics_ = 0;  // the final figures, whatever the interval
         Housekeeping(MonoMicros());
         Say(o_, "stopped at seq " + std::to_string(w_->next_seq() - 1) +
@@ -604,13 +600,13 @@ Status Capture::Run() {
           std::to_string(static_cast<int>(o_.reconnect_max_s)) +
           " s of failures: " + s.message());
     Warn(s.message() + "; retrying in " + std::to_string(backoff_ms) + " ms");
-    notify_.SetStatus("reconnecting: " + s.message());
-    for (int64_t waited = 0; waited < backoff_ms && !cli::StopRequested();
+    o_.hooks.status("reconnecting: " + s.message());
+    for (int64_t waited = 0; waited < backoff_ms && !o_.hooks.stop_requested();
          waited += 50) {
-      notify_.MaybePingWatchdog(MonoMicros());  // alive, only waiting
+      o_.hooks.alive(MonoMicros());  // alive, only waiting
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (cli::StopRequested()) return Status::OK();
+    if (o_.hooks.stop_requested()) return Status::OK();
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 30000);
     ++m_.reconnects;
   }

@@ -2,12 +2,28 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cdc/log/retention.h"
 
 namespace cdc::capture {
+
+// How the engine speaks to the process around it. cdc-capture passes its
+// stop flag (SIGTERM, SIGINT, SIGHUP) and systemd's notifier; a test or
+// another program passes its own. Every hook may be left as it is.
+struct Hooks {
+  // Polled often: true ends the capture cleanly (drain, fsync, final
+  // status, OK).
+  std::function<bool()> stop_requested = [] { return false; };
+  std::function<void()> ready = [] {};     // streaming (or snapshotting)
+  std::function<void()> stopping = [] {};  // a stop was seen
+  // One line saying what the engine does now.
+  std::function<void(const std::string&)> status = [](const std::string&) {};
+  // Alive: called at least every few seconds, with the monotonic clock.
+  std::function<void(int64_t now_mono_us)> alive = [](int64_t) {};
+};
 
 struct Options {
   std::string log;
@@ -28,6 +44,7 @@ struct Options {
   std::string metrics_file;
   double metrics_interval_s = 10;
   bool quiet = false;
+  Hooks hooks;
 };
 
 }  // namespace cdc::capture

@@ -10,7 +10,6 @@
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/capture/tables.h"
-#include "cdc/cli/cli.h"
 #include "cdc/event/json_text.h"
 #include "cdc/pg/conn.h"
 #include "cdc/pg/copy_text.h"
@@ -239,7 +238,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
           ++table_rows;
           ++m->snapshot_rows;
           if ((table_rows & 1023) == 0) {
-            if (cli::StopRequested()) {
+            if (o.hooks.stop_requested()) {
               stop = true;
               return Status::Busy("stop requested");
             }

@@ -30,6 +30,49 @@ Result<Format> ParseFormat(std::string_view name) {
                        "\" (use native, debezium or cloudevents)");
 }
 
+Status ApplyDebeziumModes(const DebeziumModeNames& n, RenderOptions* ro) {
+  if (n.any() && ro->format != Format::kDebezium)
+    return Status::Usage(
+        "--decimal-handling, --time-precision and --binary-handling need "
+        "--format debezium");
+  auto bad = [](const char* flag, const std::string& v, const char* modes) {
+    return Status::Usage(std::string(flag) + " must be " + modes + ", not \"" +
+                         v + "\"");
+  };
+  const std::string& d = n.decimal_handling;
+  if (d == "precise" || d.empty()) {
+    ro->decimal_handling = DecimalHandling::kPrecise;
+  } else if (d == "double") {
+    ro->decimal_handling = DecimalHandling::kDouble;
+  } else if (d == "string") {
+    ro->decimal_handling = DecimalHandling::kString;
+  } else {
+    return bad("--decimal-handling", d, "precise, double or string");
+  }
+  const std::string& t = n.time_precision;
+  if (t == "adaptive" || t.empty()) {
+    ro->time_precision = TimePrecision::kAdaptive;
+  } else if (t == "adaptive_time_microseconds") {
+    ro->time_precision = TimePrecision::kAdaptiveTimeMicroseconds;
+  } else if (t == "connect") {
+    ro->time_precision = TimePrecision::kConnect;
+  } else {
+    return bad("--time-precision", t,
+               "adaptive, adaptive_time_microseconds or connect");
+  }
+  const std::string& b = n.binary_handling;
+  if (b == "bytes" || b.empty()) {
+    ro->binary_handling = BinaryHandling::kBytes;
+  } else if (b == "base64") {
+    ro->binary_handling = BinaryHandling::kBase64;
+  } else if (b == "hex") {
+    ro->binary_handling = BinaryHandling::kHex;
+  } else {
+    return bad("--binary-handling", b, "bytes, base64 or hex");
+  }
+  return Status::OK();
+}
+
 std::unique_ptr<Renderer> MakeNativeRenderer() {
   return std::make_unique<NativeRenderer>();
 }

@@ -67,6 +67,21 @@ struct RenderOptions {
   bool schemas_required = false;
 };
 
+// The Debezium value modes by name, as the flags take them
+// (--decimal-handling, --time-precision, --binary-handling); empty: the
+// mode's default.
+struct DebeziumModeNames {
+  std::string decimal_handling, time_precision, binary_handling;
+  bool any() const {
+    return !decimal_handling.empty() || !time_precision.empty() ||
+           !binary_handling.empty();
+  }
+};
+
+// Sets `ro`'s value modes from their names. Usage for an unknown name, or
+// for a mode named while `ro->format` is not debezium.
+Status ApplyDebeziumModes(const DebeziumModeNames& n, RenderOptions* ro);
+
 class Renderer {
  public:
   virtual ~Renderer() = default;

@@ -188,7 +188,7 @@ std::string WritableByOthers(const std::string& d) {
   char mode[8];
   snprintf(mode, sizeof mode, "%04o",
            static_cast<unsigned>(st.st_mode & 07777));
-  return "warning: " + d + " is writable by " +
+  return d + " is writable by " +
          ((st.st_mode & S_IWOTH) ? "all users" : "its group") + " (mode " +
          mode +
          "); others could plant files there (files are opened without "

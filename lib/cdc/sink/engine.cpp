@@ -72,10 +72,12 @@ Status Engine::Recover(Status s) {
   return Status::OK();
 }
 
-// A run of failures ends when the target confirms something, or holds
-// nothing unconfirmed.
+// A run of failures ends when the target confirms something, or when
+// nothing read is left unconfirmed. (Not when the target merely has
+// nothing in flight: a target that drops its connection on each failure
+// has none, and would retry for ever.)
 void Engine::Progress() {
-  if (t_->confirmed() != last_confirmed_ || t_->in_flight() == 0) {
+  if (t_->confirmed() != last_confirmed_ || held_.empty()) {
     last_confirmed_ = t_->confirmed();
     failing_since_us_ = 0;
     delay_ms_ = 100;
@@ -160,14 +162,20 @@ void Engine::MaybeWriteMetrics(bool force) {
 Status Engine::Step(int wait_ms) {
   Status s = t_->Poll(wait_ms);
   Progress();
-  CDC_RETURN_IF_ERROR(Recover(s));
-  if (t_->in_flight() > 0 && failing_since_us_ == 0) {
-    // Answers stopped coming without a failure: give up after the same
-    // time as on failures.
-    failing_since_us_ = MonoMicros();
-  } else if (t_->in_flight() > 0 &&
-             MonoMicros() - failing_since_us_ >=
-                 static_cast<int64_t>(o_.reconnect_max_s * 1e6)) {
+  if (!s.ok()) {
+    quiet_since_us_ = 0;  // an answer, if a failure: Backoff times it
+    CDC_RETURN_IF_ERROR(Recover(s));
+  }
+  // Answers can stop without a failure (a cluster without a quorum): give
+  // up after as long as on failures.
+  const int64_t now = MonoMicros();
+  if (t_->in_flight() == 0 || t_->confirmed() != quiet_confirmed_) {
+    quiet_since_us_ = 0;
+    quiet_confirmed_ = t_->confirmed();
+  } else if (quiet_since_us_ == 0) {
+    quiet_since_us_ = now;
+  } else if (now - quiet_since_us_ >=
+             static_cast<int64_t>(o_.reconnect_max_s * 1e6)) {
     return Status::Unavailable(
         t_->Name() + ": nothing confirmed for " +
         std::to_string(static_cast<int>(o_.reconnect_max_s)) +

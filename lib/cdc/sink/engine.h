@@ -109,6 +109,10 @@ class Engine {
   uint64_t acked_ = 0, last_confirmed_ = 0;
   int64_t next_ack_us_ = 0, next_metrics_us_ = 0;
   int64_t failing_since_us_ = 0, delay_ms_ = 100;
+  // Since when work is in flight with no answer, and what was confirmed
+  // then.
+  int64_t quiet_since_us_ = 0;
+  uint64_t quiet_confirmed_ = 0;
 };
 
 }  // namespace cdc::sink
