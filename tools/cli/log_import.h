@@ -15,11 +15,8 @@ struct ImportOptions {
   bool quiet = false;
 };
 
-// Consecutive lines with the same lsn and xid form one transaction; a
-// transaction whose lsn is not after the log's last commit LSN is already
-// in the log and skipped, so an interrupted import can simply be run again.
-// A bad line rejects its whole transaction (nothing of it is written) and
-// stops the import with the line number; earlier transactions stay.
+// consume::Import (lib/cdc/consume/import.h) on `in_fd`, stopped by
+// SIGTERM/SIGINT, with its warnings and summary on stderr.
 Status RunImport(const ImportOptions& o, int in_fd);
 
 }  // namespace cdc::logtool
