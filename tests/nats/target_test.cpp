@@ -12,7 +12,7 @@
 #include "cdc/event/renderer.h"
 #include "cdc/sink/engine.h"
 #include "nats/fake_jetstream.h"
-#include "sink/vector_source.h"
+#include "sink/sink_test.h"
 
 namespace cdc::nats {
 
@@ -34,7 +34,6 @@ struct World {
   std::function<void(uint64_t)> check_ack = [](uint64_t) {};
 
   Run Start() {
-    test::LogCapture log;
     StreamOptions so;
     so.name = "ORDERS";
     SinkOptions sk;
@@ -45,25 +44,8 @@ struct World {
     Target t(ConnectOptions{}, so, sk,
              event::MakeRenderer(event::RenderOptions{}, event::SourceInfo{}),
              [this](const ConnectOptions&) { return js.Connect(); });
-    sink::EngineOptions o;
-    o.batch = batch;
-    o.reconnect_max_s = reconnect_max_s;
-    o.sleep = [](int64_t) {};
-    sink::Engine e(o, &t, [this](std::optional<uint64_t> applied) {
-      // As the log does: the target's applied seq moves the cursor.
-      if (applied) cursor = *applied;
-      return Result<std::unique_ptr<consume::Source>>(
-          std::make_unique<VectorSource>(&evs, cursor, [this](uint64_t seq) {
-            REQUIRE(seq >= cursor);
-            check_ack(seq);
-            cursor = seq;
-          }));
-    });
-    Run r;
-    r.status = e.Run();
-    r.acked = cursor;
-    r.log = test::LogCapture::lines();
-    return r;
+    return test::RunEngine(&t, &evs, &cursor, batch, reconnect_max_s,
+                           check_ack);
   }
 
   // The seqs of this log's messages in stream order.
@@ -118,30 +100,21 @@ TEST_CASE(
     for (uint64_t at = 1; at <= n; ++at) {
       INFO("fault at publish " << at
                                << (dedupe ? "" : ", no duplicate window"));
-      {
-        INFO("dropped");
+      for (bool drop : {true, false}) {
+        // A publish that never reached the stream, or whose answer was
+        // lost after it was stored.
+        INFO(drop ? "dropped" : "answer lost");
         World w;
         w.js.dedupe = dedupe;
-        w.js.drop_at = at;
+        (drop ? w.js.drop_at : w.js.lose_answer_at) = at;
         w.check_ack = [&](uint64_t seq) { w.CheckAck(seq); };
         Run r = w.Start();
         REQUIRE_OK(r.status);
         w.CheckExactlyOnce();
         CHECK(r.acked == w.evs.back().seq);
-        // The publishes refused after the lost one are no sign of another
+        // The publishes refused after a lost one are no sign of another
         // publisher.
         CHECK_FALSE(r.Saw("moved under this sink"));
-      }
-      {
-        INFO("answer lost");
-        World w;
-        w.js.dedupe = dedupe;
-        w.js.lose_answer_at = at;
-        w.check_ack = [&](uint64_t seq) { w.CheckAck(seq); };
-        Run r = w.Start();
-        REQUIRE_OK(r.status);
-        w.CheckExactlyOnce();
-        CHECK(r.acked == w.evs.back().seq);
       }
       {
         // Killed right after the publish reached the stream: the next

@@ -13,7 +13,7 @@
 
 #include "cdc/sink/engine.h"
 #include "redis/fake_redis.h"
-#include "sink/vector_source.h"
+#include "sink/sink_test.h"
 
 namespace cdc::redis {
 
@@ -49,31 +49,13 @@ struct World {
   std::function<void(uint64_t)> check_ack = [](uint64_t) {};
 
   Run Start() {
-    test::LogCapture log;
     SinkOptions so;
     so.mode = mode;
     so.consumer = "c";
     Target t(ConnectOptions{}, so,
              [this](const ConnectOptions&) { return server.Connect(); });
-    sink::EngineOptions o;
-    o.batch = batch;
-    o.reconnect_max_s = reconnect_max_s;
-    o.sleep = [](int64_t) {};
-    sink::Engine e(o, &t, [this](std::optional<uint64_t> applied) {
-      // As the log does: the target's applied seq moves the cursor.
-      if (applied) cursor = *applied;
-      return Result<std::unique_ptr<consume::Source>>(
-          std::make_unique<VectorSource>(&evs, cursor, [this](uint64_t seq) {
-            REQUIRE(seq >= cursor);
-            check_ack(seq);
-            cursor = seq;
-          }));
-    });
-    Run r;
-    r.status = e.Run();
-    r.acked = cursor;
-    r.log = test::LogCapture::lines();
-    return r;
+    return test::RunEngine(&t, &evs, &cursor, batch, reconnect_max_s,
+                           check_ack);
   }
 };
 

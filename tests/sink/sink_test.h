@@ -6,11 +6,14 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cdc/base/logging.h"
 #include "cdc/consume/source.h"
+#include "cdc/sink/engine.h"
 
 // REQUIRE that names the failure.
 #define REQUIRE_OK(status)             \
@@ -123,5 +126,33 @@ struct SinkRun {
     return false;
   }
 };
+
+// The engine, as a sink tool runs it, over `evs` into `t`, from the
+// consumer's cursor `*cursor` (moved to the target's applied seq first,
+// as the log does, and by every ack; `check_ack` sees each ack before
+// the cursor moves). Retries do not sleep.
+inline SinkRun RunEngine(sink::Target* t, const std::vector<Ev>* evs,
+                         uint64_t* cursor, size_t batch, double reconnect_max_s,
+                         const std::function<void(uint64_t)>& check_ack) {
+  LogCapture log;
+  sink::EngineOptions o;
+  o.batch = batch;
+  o.reconnect_max_s = reconnect_max_s;
+  o.sleep = [](int64_t) {};
+  sink::Engine e(o, t, [&](std::optional<uint64_t> applied) {
+    if (applied) *cursor = *applied;
+    return Result<std::unique_ptr<consume::Source>>(
+        std::make_unique<VectorSource>(evs, *cursor, [&](uint64_t seq) {
+          REQUIRE(seq >= *cursor);
+          check_ack(seq);
+          *cursor = seq;
+        }));
+  });
+  SinkRun r;
+  r.status = e.Run();
+  r.acked = *cursor;
+  r.log = LogCapture::lines();
+  return r;
+}
 
 }  // namespace cdc::test
