@@ -103,7 +103,7 @@ TEST_CASE(
       for (bool drop : {true, false}) {
         // A publish that never reached the stream, or whose answer was
         // lost after it was stored.
-        INFO(drop ? "dropped" : "answer lost");
+        INFO((drop ? "dropped" : "answer lost"));
         World w;
         w.js.dedupe = dedupe;
         (drop ? w.js.drop_at : w.js.lose_answer_at) = at;
