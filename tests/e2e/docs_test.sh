@@ -77,6 +77,9 @@ ok "systemd-analyze verify: $units units"
 command -v promtool > /dev/null || fail "promtool missing (scripts/deps.sh installs prometheus)"
 promtool check rules "$ROOT/contrib/prometheus/alerts.yml" > "$T/promtool" 2>&1 ||
   { cat "$T/promtool" >&2; fail "promtool check rules"; }
+# Each alert quiet on a healthy series and firing on a broken one.
+promtool test rules "$ROOT/contrib/prometheus/alerts_test.yml" > "$T/promtool" 2>&1 ||
+  { cat "$T/promtool" >&2; fail "promtool test rules"; }
 names=$(grep -ho 'cdc_[a-z_]*' "$ROOT/contrib/prometheus/alerts.yml" | sed 's/_bucket$//' | sort -u)
 for n in $names; do
   # cdc-redis and cdc-nats put their prefix before each name.

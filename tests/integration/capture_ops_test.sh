@@ -30,6 +30,15 @@ NOTIFY_SOCKET="$T/notify.sock" WATCHDOG_USEC=2000000 capture_bg --metrics-file "
 psql_q -c "INSERT INTO t SELECT g, 'v' FROM generate_series(1, 100) g"
 wait_marker m1
 sleep 1.2
+# Caught up on a quiet database, capture is not behind: lag 0, not 1 (an
+# alert on lag_bytes > 0 must stay quiet).
+lag=
+for _ in $(seq 300); do
+  lag=$(awk '/^cdc_capture_lag_bytes /{print $2}' "$T/cdc.prom" 2>/dev/null)
+  [ "$lag" = 0 ] && break
+  sleep 0.1
+done
+[ "$lag" = 0 ] || fail "cdc_capture_lag_bytes $lag on a quiet database"
 kill -TERM "$CAP"; wait "$CAP" || fail "SIGTERM did not exit 0"
 wait "$listener" || true
 grep -qx "READY=1" "$T/notify.out" || fail "no READY=1: $(cat "$T/notify.out")"

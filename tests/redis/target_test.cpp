@@ -226,6 +226,25 @@ TEST_CASE(
   CHECK(Data(w.server) == Data(base.server));
 }
 
+TEST_CASE(
+    "redis target: events hidden at the end of the log (a watermark) are "
+    "acked once everything before them is confirmed",
+    "[redis][sink]") {
+  World w;
+  const uint64_t last = w.evs.back().seq;
+  w.evs.push_back({last + 1, "", true});  // an incremental snapshot's mark
+  w.check_ack = [&](uint64_t seq) { CHECK(seq <= last + 1); };
+  Run r = w.Start();
+  REQUIRE_OK(r.status);
+  CHECK(r.acked == last + 1);
+  // Hidden in the middle: acked only with what follows it.
+  World m;
+  m.evs.insert(m.evs.begin() + 4, {0, "", true});
+  for (size_t i = 0; i < m.evs.size(); ++i) m.evs[i].seq = i + 1;
+  REQUIRE_OK(m.Start().status);
+  CHECK(m.cursor == m.evs.back().seq);
+}
+
 TEST_CASE("redis target: the applied seq wins over a cursor behind it",
           "[redis][sink]") {
   World w;

@@ -27,7 +27,7 @@ namespace cdc::test {
 
 struct Ev {
   uint64_t seq;
-  std::string line;
+  std::string line;  // empty: hidden by the consumer's selection
   bool last;
 };
 
@@ -80,6 +80,7 @@ class VectorSource final : public consume::Source {
     while (pos_ < evs_->size() && added < max) {
       do {
         const Ev& e = (*evs_)[pos_++];
+        if (e.line.empty()) continue;  // hidden, as a selection hides some
         b->Add(e.seq, e.line, e.last);
         ++added;
       } while (!(*evs_)[pos_ - 1].last);
@@ -88,6 +89,9 @@ class VectorSource final : public consume::Source {
   }
   Result<bool> Wait(int) override { return false; }
   Result<uint64_t> LastSeq() override { return evs_->back().seq; }
+  uint64_t NextSeq() const override {
+    return pos_ < evs_->size() ? (*evs_)[pos_].seq : evs_->back().seq + 1;
+  }
   Status Ack(uint64_t seq) override {
     on_ack_(seq);
     return Status::OK();

@@ -315,6 +315,7 @@ Status Capture::SendStatus(pg::Connection& conn, bool reply) {
 void Capture::Housekeeping(int64_t now) {
   m_.received_lsn = received_;
   m_.durable_lsn = w_->durable_lsn();
+  m_.durable_flush_lsn = FlushPosition();
   struct statvfs vfs;
   if (statvfs(o_.log.c_str(), &vfs) == 0) {
     const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) *

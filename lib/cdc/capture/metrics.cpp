@@ -31,8 +31,8 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
            static_cast<double>(m.received_lsn));
   e.Metric("cdc_capture_lag_bytes", "gauge",
            "Bytes of WAL the durable position is behind the server's WAL end.",
-           m.server_wal_end > m.durable_lsn
-               ? static_cast<double>(m.server_wal_end - m.durable_lsn)
+           m.server_wal_end > m.durable_flush_lsn
+               ? static_cast<double>(m.server_wal_end - m.durable_flush_lsn)
                : 0.0);
   e.Metric("cdc_capture_last_commit_timestamp_seconds", "gauge",
            "Commit time in PostgreSQL of the last transaction written to the "

@@ -19,6 +19,9 @@ struct Metrics {
   uint64_t errors = 0;
   Lsn received_lsn = 0;
   Lsn durable_lsn = 0;
+  // The flush position acknowledged for it (past a commit record's start:
+  // the server's WAL end itself once caught up).
+  Lsn durable_flush_lsn = 0;
   Lsn server_wal_end = 0;
   int64_t last_commit_time_us = 0;  // of the last transaction written
   bool paused = false;              // free-disk floor reached

@@ -130,8 +130,19 @@ Status Engine::Release() {
   return out->error();
 }
 
+uint64_t Engine::Done() const {
+  uint64_t c = t_->confirmed();
+  // Everything read is confirmed: the events the selection hid after it
+  // (watermarks, schema events) are done too, or a log ending in one
+  // would show a lag of 1 for ever.
+  if (held_.empty() && input_.ok() && source_ != nullptr &&
+      source_->NextSeq() > 0)
+    c = std::max(c, source_->NextSeq() - 1);
+  return c;
+}
+
 Status Engine::Ack(bool force) {
-  const uint64_t c = t_->confirmed();
+  const uint64_t c = Done();
   if (o_.use_stdin || c <= acked_) return Status::OK();
   const int64_t now = MonoMicros();
   if (!force && now < next_ack_us_) return Status::OK();
@@ -149,7 +160,7 @@ void Engine::MaybeWriteMetrics(bool force) {
   uint64_t lag = 0;
   if (source_ != nullptr) {
     auto last = source_->LastSeq();
-    if (last.ok() && *last > t_->confirmed()) lag = *last - t_->confirmed();
+    if (last.ok() && *last > Done()) lag = *last - Done();
   }
   Exposition e;
   t_->Metrics(&e);

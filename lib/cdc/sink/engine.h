@@ -92,6 +92,9 @@ class Engine {
   Status Step(int wait_ms);
   void Progress();
   Status Release();
+  // The seq up to which the log's events are done: confirmed(), or past
+  // the events the source hid when nothing read is unconfirmed.
+  uint64_t Done() const;
   Status Ack(bool force);
   void MaybeWriteMetrics(bool force);
   std::unique_ptr<consume::SinkBatch> TakeBatch();
