@@ -30,3 +30,5 @@ expect_exit() {
     fail "expected exit $want, got $got: $*"
   fi
 }
+# The value of metric NAME, whatever its labels, in Prometheus text FILE.
+metric() { awk -v n="$1" '$1 == n || index($1, n "{") == 1 { print $NF; exit }' "$2"; }

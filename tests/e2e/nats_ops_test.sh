@@ -75,8 +75,10 @@ assert subjects == ["cdc.public.orders", "cdc.my%2Eshop.it%20ems", "cdc.public.o
                     "cdc.public.orders", "cdc.public.orders"], subjects
 PY
 [ "$(acked ops)" = 8 ] || fail "ops acked $(acked ops), not 8"
-grep -q '^cdc_nats_events_published_total 8$' "$T/metrics" || { cat "$T/metrics"; fail "metrics"; }
-grep -q '^cdc_nats_acked_seq 8$' "$T/metrics" || fail "metrics acked_seq"
+[ "$(metric cdc_nats_events_published_total "$T/metrics")" = 8 ] || { cat "$T/metrics"; fail "metrics"; }
+[ "$(metric cdc_nats_acked_seq "$T/metrics")" = 8 ] || fail "metrics acked_seq"
+grep -q "^cdc_nats_acked_seq{log=\"$logid\",consumer=\"[^\"]*\",stream=\"OPS\"} 8\$" "$T/metrics" ||
+  fail "metrics labels: $(grep acked_seq "$T/metrics")"
 # A replay (the cursor moved back) and a new consumer publish nothing: the
 # stream's last message wins.
 cdc-ack --log "$L" -c ops --seek earliest
@@ -339,7 +341,7 @@ expect_exit 0 cdc-nats --log "$L" -c creds --server "$J" --creds "$T/jwt/user.cr
 # consumer (its cursor at 0) finds everything stored and publishes nothing.
 NATS_CREDS="$T/jwt/user.creds" expect_exit 0 cdc-nats --log "$L" -c creds2 --server "$J" \
   --stream CREDS --metrics-file "$T/creds.prom" -q
-grep -qx 'cdc_nats_events_published_total 0' "$T/creds.prom" || fail "creds: the resumed sink published again"
+[ "$(metric cdc_nats_events_published_total "$T/creds.prom")" = 0 ] || fail "creds: the resumed sink published again"
 [ "$(acked creds2)" = "$last_seq" ] || fail "creds: the resumed sink acked $(acked creds2)"
 expect_exit 77 cdc-nats --log "$L" -c rogue --server "$J" --creds "$T/jwt/rogue.creds" \
   --stream CREDS --reconnect-max 2 -q

@@ -34,7 +34,7 @@ sleep 1.2
 # alert on lag_bytes > 0 must stay quiet).
 lag=
 for _ in $(seq 300); do
-  lag=$(awk '/^cdc_capture_lag_bytes /{print $2}' "$T/cdc.prom" 2>/dev/null)
+  lag=$(metric cdc_capture_lag_bytes "$T/cdc.prom" 2>/dev/null)
   [ "$lag" = 0 ] && break
   sleep 0.1
 done
@@ -48,16 +48,18 @@ grep -qx "STOPPING=1" "$T/notify.out" || fail "no STOPPING=1"
 ok "sd_notify READY, STATUS, WATCHDOG, STOPPING"
 for m in cdc_capture_events_total cdc_capture_transactions_total cdc_capture_event_bytes_total \
          cdc_capture_durable_lsn cdc_capture_lag_bytes cdc_capture_reconnects_total \
-         cdc_capture_errors_total 'cdc_capture_fsync_seconds_bucket{le="+Inf"}'; do
-  grep -q "^$m " "$T/cdc.prom" || fail "metric $m missing"
+         cdc_capture_errors_total cdc_capture_fsync_seconds_bucket; do
+  [ -n "$(metric $m "$T/cdc.prom")" ] || fail "metric $m missing"
 done
-events=$(awk '/^cdc_capture_events_total /{print $2}' "$T/cdc.prom")
+grep -q '^cdc_capture_fsync_seconds_bucket{log="[^"]*",slot="cdc",le="+Inf"} ' "$T/cdc.prom" ||
+  fail "metrics: no labelled +Inf bucket: $(grep bucket "$T/cdc.prom")"
+events=$(metric cdc_capture_events_total "$T/cdc.prom")
 [ "$events" -ge 101 ] || fail "events_total $events"
 # The commit time of the last transaction: the INSERT above, seconds ago.
 python3 - "$T/cdc.prom" <<'PY' || fail "last_commit_timestamp: $(grep last_commit "$T/cdc.prom")"
 import sys, time
 v = [float(l.split()[1]) for l in open(sys.argv[1])
-     if l.startswith("cdc_capture_last_commit_timestamp_seconds ")][0]
+     if l.startswith("cdc_capture_last_commit_timestamp_seconds{")][0]
 sys.exit(0 if 0 < time.time() - v < 120 else 1)
 PY
 ok "metrics textfile ($events events)"

@@ -74,9 +74,9 @@ copied=$(sed -n 's/.*initial snapshot copied \([0-9]*\) rows of 3 tables$/\1/p' 
 grep -q "initial snapshot of 3 tables (~$((3 * ROWS)) rows)" "$T/capture.err" &&
   grep -Eq "snapshot: table 3/3 public.c [0-9]+ rows \(~$ROWS\); $copied of ~$((3 * ROWS)) rows, [0-9]+ rows/s" "$T/capture.err" &&
   [ "$copied" -ge $((3 * ROWS)) ] || fail "progress: $(cat "$T/capture.err")"
-grep -qx "cdc_capture_snapshot_rows_total $copied" "$T/cdc.prom" &&
-  grep -qx "cdc_capture_snapshot_tables_done 3" "$T/cdc.prom" &&
-  grep -qx "cdc_capture_snapshot_running 0" "$T/cdc.prom" || fail "metrics: $(grep snapshot "$T/cdc.prom")"
+[ "$(metric cdc_capture_snapshot_rows_total "$T/cdc.prom")" = "$copied" ] &&
+  [ "$(metric cdc_capture_snapshot_tables_done "$T/cdc.prom")" = 3 ] &&
+  [ "$(metric cdc_capture_snapshot_running "$T/cdc.prom")" = 0 ] || fail "metrics: $(grep snapshot "$T/cdc.prom")"
 busy=$(python3 -c "
 import json
 ev=[json.loads(l) for l in open('$T/events.ndjson')]

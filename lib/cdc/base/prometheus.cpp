@@ -17,21 +17,20 @@ void Exposition::Family(std::string_view name, std::string_view type,
   out_ += '\n';
 }
 
-namespace {
-void Head(std::string* out, std::string_view name, std::string_view labels) {
-  *out += name;
-  if (!labels.empty()) {
-    *out += '{';
-    *out += labels;
-    *out += '}';
+void Exposition::Head(std::string_view name, std::string_view labels) {
+  out_ += name;
+  if (!labels.empty() || !common_.empty()) {
+    out_ += '{';
+    out_ += common_;
+    if (!labels.empty() && !common_.empty()) out_ += ',';
+    out_ += labels;
+    out_ += '}';
   }
-  *out += ' ';
+  out_ += ' ';
 }
-}  // namespace
-
 void Exposition::Sample(std::string_view name, double v,
                         std::string_view labels) {
-  Head(&out_, name, labels);
+  Head(name, labels);
   char buf[64];
   snprintf(buf, sizeof buf, "%.17g\n", v);
   out_ += buf;
@@ -39,7 +38,7 @@ void Exposition::Sample(std::string_view name, double v,
 
 void Exposition::Sample(std::string_view name, uint64_t v,
                         std::string_view labels) {
-  Head(&out_, name, labels);
+  Head(name, labels);
   out_ += std::to_string(v);
   out_ += '\n';
 }

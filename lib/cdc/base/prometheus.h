@@ -24,11 +24,17 @@ class Exposition {
     Family(name, type, help);
     Sample(name, v);
   }
+  // Labels every sample written from now on carries first (k="v",...):
+  // what tells one instance of a tool from another (log, consumer, slot),
+  // so that several tools' files can share one textfile directory.
+  void SetCommonLabels(std::string labels) { common_ = std::move(labels); }
   const std::string& text() const { return out_; }
   std::string& mutable_text() { return out_; }
 
  private:
+  void Head(std::string_view name, std::string_view labels);
   std::string out_;
+  std::string common_;
 };
 
 // `v` as a label value: backslash, double quote and newline escaped.

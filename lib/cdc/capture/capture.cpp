@@ -10,6 +10,7 @@
 
 #include "cdc/base/coding.h"
 #include "cdc/base/logging.h"
+#include "cdc/base/prometheus.h"
 #include "cdc/base/time.h"
 #include "cdc/capture/incremental.h"
 #include "cdc/capture/metrics.h"
@@ -92,6 +93,7 @@ class Capture {
   Lsn FlushPosition() const { return w_->durable_flush_lsn(); }
 
   Options o_;
+  std::string metric_labels_;
   std::unique_ptr<log::LogWriter> w_;
   std::unique_ptr<Incremental> inc_;  // incremental snapshots
   pg::TypeCatalog catalog_;
@@ -340,7 +342,8 @@ void Capture::Housekeeping(int64_t now) {
   }
   if (!o_.metrics_file.empty() && now >= next_metrics_) {
     next_metrics_ = now + static_cast<int64_t>(o_.metrics_interval_s * 1e6);
-    Status s = WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats());
+    Status s =
+        WriteMetricsFile(o_.metrics_file, m_, w_->sync_stats(), metric_labels_);
     if (!s.ok()) Warn("metrics: " + s.message());
   }
   const std::string incremental = inc_ ? inc_->StatusLine() : "";
@@ -549,7 +552,10 @@ Status Capture::Drain(pg::Connection* conn) {
 }
 
 Status Capture::Run() {
-  CDC_RETURN_IF_ERROR(log::OpenOrCreateLog(o_.log).status());
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::OpenOrCreateLog(o_.log));
+  // What tells this capture's metrics from another's in one directory.
+  metric_labels_ = "log=\"" + PrometheusLabelValue(id.log_id) + "\",slot=\"" +
+                   PrometheusLabelValue(o_.slot) + "\"";
   log::WriterOptions wo;
   wo.segment_bytes = o_.segment_bytes;
   CDC_ASSIGN_OR_RETURN(w_, log::LogWriter::Open(o_.log, wo));

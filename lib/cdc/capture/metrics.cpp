@@ -7,8 +7,10 @@
 
 namespace cdc::capture {
 
-std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
+std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync,
+                          const std::string& labels) {
   Exposition e;
+  e.SetCommonLabels(labels);
   e.Metric("cdc_capture_events_total", "counter", "Events written to the log.",
            static_cast<double>(m.events));
   e.Metric("cdc_capture_transactions_total", "counter",
@@ -98,9 +100,9 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync) {
 }
 
 Status WriteMetricsFile(const std::string& path, const Metrics& m,
-                        const log::SyncStats& sync) {
+                        const log::SyncStats& sync, const std::string& labels) {
   // Read by a collector that runs as another user.
-  return WriteFileAtomic(path, RenderMetrics(m, sync), 0644);
+  return WriteFileAtomic(path, RenderMetrics(m, sync, labels), 0644);
 }
 
 }  // namespace cdc::capture

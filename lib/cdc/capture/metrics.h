@@ -40,11 +40,14 @@ struct Metrics {
   uint64_t incremental_estimate = 0;    // its table's pg_class.reltuples
 };
 
-// Prometheus text exposition of `m` and the writer's fsync histogram.
-std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync);
+// Prometheus text exposition of `m` and the writer's fsync histogram,
+// every sample labelled with `labels` (k="v",...; empty: none).
+std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync,
+                          const std::string& labels = "");
 // Writes it atomically (temp file + rename), for node_exporter's textfile
 // collector.
 Status WriteMetricsFile(const std::string& path, const Metrics& m,
-                        const log::SyncStats& sync);
+                        const log::SyncStats& sync,
+                        const std::string& labels = "");
 
 }  // namespace cdc::capture

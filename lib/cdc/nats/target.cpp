@@ -52,6 +52,10 @@ Status Target::Poll(int wait_ms) {
   return s;
 }
 
+std::string Target::MetricLabels() const {
+  return "stream=\"" + PrometheusLabelValue(so_.name) + "\"";
+}
+
 void Target::Metrics(Exposition* e) const {
   const SinkStats& s = sink_.stats();
   e->Metric("cdc_nats_events_published_total", "counter",

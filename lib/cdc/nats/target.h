@@ -35,6 +35,7 @@ class Target final : public sink::Target {
   void Metrics(Exposition* e) const override;
   std::string Name() const override { return "stream " + so_.name; }
   std::string MetricPrefix() const override { return "cdc_nats_"; }
+  std::string MetricLabels() const override;
 
   // Schema events from before the first event read (--format debezium).
   void LearnSchema(std::string_view stored) { sink_.LearnSchema(stored); }

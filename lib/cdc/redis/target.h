@@ -52,6 +52,10 @@ class Target final : public sink::Target {
   void Metrics(Exposition* e) const override;
   std::string Name() const override { return "Redis"; }
   std::string MetricPrefix() const override { return "cdc_redis_"; }
+  std::string MetricLabels() const override {
+    return sink_.options().mode == Mode::kHash ? "mode=\"hash\""
+                                               : "mode=\"stream\"";
+  }
 
   const TargetStats& stats() const { return m_; }
 

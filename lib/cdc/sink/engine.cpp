@@ -6,7 +6,9 @@
 
 #include "cdc/base/fs.h"
 #include "cdc/base/logging.h"
+#include "cdc/base/prometheus.h"
 #include "cdc/base/time.h"
+#include "cdc/log/log_dir.h"
 
 namespace cdc::sink {
 
@@ -19,7 +21,22 @@ SourceOpener DefaultSource(const EngineOptions& o, std::string target_name) {
 }
 
 Engine::Engine(EngineOptions o, Target* target, SourceOpener open_source)
-    : o_(std::move(o)), t_(target), open_source_(std::move(open_source)) {}
+    : o_(std::move(o)), t_(target), open_source_(std::move(open_source)) {
+  std::string log_id = o_.log_id;
+  if (log_id.empty() && !o_.log.empty()) {
+    auto id = log::ReadIdentity(o_.log);  // a bad log fails at open
+    if (id.ok()) log_id = id->log_id;
+  }
+  auto add = [this](const char* k, const std::string& v) {
+    if (v.empty()) return;
+    if (!metric_labels_.empty()) metric_labels_ += ',';
+    metric_labels_ += std::string(k) + "=\"" + PrometheusLabelValue(v) + "\"";
+  };
+  add("log", log_id);
+  if (!o_.use_stdin) add("consumer", o_.consumer);
+  const std::string own = t_->MetricLabels();
+  if (!own.empty()) metric_labels_ += (metric_labels_.empty() ? "" : ",") + own;
+}
 
 // Waits before the next attempt after a retryable failure: 100 ms,
 // doubling up to 5 s, while no progress was made for less than
@@ -163,6 +180,7 @@ void Engine::MaybeWriteMetrics(bool force) {
     if (last.ok() && *last > Done()) lag = *last - Done();
   }
   Exposition e;
+  e.SetCommonLabels(metric_labels_);
   t_->Metrics(&e);
   e.Metric(t_->MetricPrefix() + "lag_events", "gauge",
            "Committed events in the log not yet applied.", lag);

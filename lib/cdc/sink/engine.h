@@ -47,6 +47,8 @@ struct EngineOptions {
   size_t batch = 1000;          // events per batch (whole transactions)
   double reconnect_max_s = 60;  // no progress for this long: give up
   std::string metrics_file;     // empty: none
+  // The log's id, as metrics label it (empty: read from `log`).
+  std::string log_id;
   double metrics_interval_s = 10;
   // Polled between batches; true ends reading (SIGTERM).
   std::function<bool()> stop = [] { return false; };
@@ -105,6 +107,7 @@ class Engine {
   std::unique_ptr<consume::Source> source_;
   // Batches submitted and not wholly confirmed, oldest first, and spent
   // ones kept for reuse.
+  std::string metric_labels_;  // log, consumer and the target's own
   std::deque<std::unique_ptr<consume::SinkBatch>> held_;
   std::vector<std::unique_ptr<consume::SinkBatch>> spare_;
   size_t echoed_ = 0;  // events of held_.front() already echoed

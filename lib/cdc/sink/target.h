@@ -56,6 +56,9 @@ class Target {
   virtual std::string Name() const = 0;
   // The start of every metric name: cdc_redis_, cdc_nats_ ...
   virtual std::string MetricPrefix() const = 0;
+  // Labels of every metric that tell this target from another of its kind
+  // (mode="hash", stream="ORDERS"); the engine adds log and consumer.
+  virtual std::string MetricLabels() const { return ""; }
 };
 
 }  // namespace cdc::sink
