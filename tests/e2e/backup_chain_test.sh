@@ -115,3 +115,17 @@ grep -q "^$id2  my.schema.t  pending" "$T/list" || fail "cdc-log snapshots: $(ca
 bad=$(find "$T/rs2" -type d ! -perm 0700; find "$T/rs2" -type f ! -perm 0600)
 [ -z "$bad" ] || fail "restored modes: $bad"
 ok "snapshot requests are backed up and restored (full, incremental, archive); unchanged ones are not stored again"
+
+# On a terminal the progress line ends before the summary starts: each
+# summary line begins a line of its own.
+script -qec "cdc-backup create --log '$L' --out '$T/tty' && cdc-backup verify '$T/tty'" /dev/null > "$T/tty.out" ||
+  fail "backup on a terminal: $(cat "$T/tty.out")"
+grep -q 'MiB/s' "$T/tty.out" || fail "no progress on a terminal: $(cat -v "$T/tty.out")"
+python3 - "$T/tty.out" <<'PY' || fail "a summary runs into the progress line: $(cat -v "$T/tty.out")"
+import sys
+text = open(sys.argv[1], "rb").read().decode()
+for word in ("backup ", "ok "):
+    i = text.index(word)
+    assert i == 0 or text[i - 1] == "\n", (word, text[max(0, i - 30):i + 10])
+PY
+ok "on a terminal: progress lines, then each summary on a line of its own"

@@ -29,8 +29,12 @@ class ProgressLine {
  public:
   ProgressLine(const char* verb, bool enabled)
       : verb_(verb), enabled_(enabled && isatty(2)) {}
-  ~ProgressLine() {
+  ~ProgressLine() { End(); }
+  // Ends the line, so that what is printed next (the summary, an error)
+  // starts on a line of its own.
+  void End() {
     if (shown_) fputs("\n", stderr);
+    shown_ = false;
   }
   backup::ProgressFn fn() {
     if (!enabled_) return nullptr;
@@ -118,7 +122,9 @@ Status Create(const CreateFlags& f) {
   }
   ProgressLine progress("copied", !f.quiet);
   o.progress = progress.fn();
-  CDC_ASSIGN_OR_RETURN(backup::CreateResult r, backup::CreateBackup(o));
+  auto created = backup::CreateBackup(o);
+  progress.End();
+  CDC_ASSIGN_OR_RETURN(backup::CreateResult r, std::move(created));
   std::vector<std::string> pruned;
   if (f.keep) {
     CDC_ASSIGN_OR_RETURN(pruned,
@@ -160,7 +166,9 @@ Status Verify(const std::string& path, const std::string& base_dir, bool json,
               bool quiet) {
   ProgressLine progress("verified", !quiet && !json);
   backup::CheckOptions o{path, base_dir, progress.fn()};
-  CDC_ASSIGN_OR_RETURN(backup::CheckReport rep, backup::VerifyBackup(o));
+  auto verified = backup::VerifyBackup(o);
+  progress.End();
+  CDC_ASSIGN_OR_RETURN(backup::CheckReport rep, std::move(verified));
   if (json) {
     Json j = ManifestSummary(rep.manifest, rep.manifest_sha256);
     j["ok"] = rep.ok();
@@ -189,6 +197,7 @@ Status Restore(const std::string& path, const std::string& log,
     o.file_mode = 0640;
   }
   auto r = backup::RestoreBackup(o);
+  progress.End();
   if (!r.ok()) return r.status().Annotate("nothing restored");
   const backup::CheckReport& rep = *r;
   if (!rep.ok()) return Problems(rep.problems).Annotate("nothing restored");
