@@ -24,3 +24,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::nats_tool {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::run_tool {
+int RunCli(int argc, char** argv);
+}

@@ -163,7 +163,7 @@ Status Engine::Ack(bool force) {
   if (o_.use_stdin || c <= acked_) return Status::OK();
   const int64_t now = MonoMicros();
   if (!force && now < next_ack_us_) return Status::OK();
-  next_ack_us_ = now + 1000000;
+  next_ack_us_ = now + static_cast<int64_t>(o_.ack_interval_s * 1e6);
   CDC_RETURN_IF_ERROR(source_->Ack(c));
   acked_ = c;
   return Status::OK();

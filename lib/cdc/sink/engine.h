@@ -9,8 +9,8 @@
 //   submit   Target::Submit while the target has room
 //   confirm  Target::Poll; batches fully confirmed are echoed (--stdin)
 //            and released
-//   ack      the consumer's cursor moves to confirmed(), at most once a
-//            second and at every idle moment and exit
+//   ack      the consumer's cursor moves to confirmed(), at most once
+//            per ack_interval_s and at every idle moment and exit
 //   retry    a retryable failure (IsRetryable) backs off 100 ms doubling
 //            to 5 s, reopens the target and submits again what it did
 //            not confirm, for at most reconnect_max_s of no progress
@@ -46,7 +46,10 @@ struct EngineOptions {
   bool use_stdin = false;
   size_t batch = 1000;          // events per batch (whole transactions)
   double reconnect_max_s = 60;  // no progress for this long: give up
-  std::string metrics_file;     // empty: none
+  // Acks in the log at most this often (and at every idle moment and at
+  // exit); 0: after every batch confirmed.
+  double ack_interval_s = 1;
+  std::string metrics_file;  // empty: none
   // The log's id, as metrics label it (empty: read from `log`).
   std::string log_id;
   double metrics_interval_s = 10;
