@@ -235,3 +235,17 @@ grep -qE '^cdc_log_consumer_lag_events\{log_id="[0-9a-f]{32}",consumer="half"\} 
   fail "stats --prometheus: $(grep lag "$T/out")"
 expect_exit 66 cdc-log stats --log "$T/nope" --prometheus
 ok "cdc-log stats: JSON, and Prometheus text promtool accepts"
+
+# cdc-log import on a terminal: a progress line, then the summary on a
+# line of its own.
+gen_events 1 3000 5 > "$T/tty-import.ndjson"
+script -qec "cdc-log import --log '$T/tty-log' < '$T/tty-import.ndjson'" /dev/null > "$T/tty.out" ||
+  fail "import on a terminal: $(cat -v "$T/tty.out")"
+grep -q 'importing: [0-9]* transactions' "$T/tty.out" || fail "no progress: $(cat -v "$T/tty.out")"
+python3 - "$T/tty.out" <<'PY' || fail "the summary runs into the progress line: $(cat -v "$T/tty.out")"
+import sys
+t = open(sys.argv[1], "rb").read().decode()
+i = t.index("cdc-log: imported 3000 transactions (15000 events)")
+assert i == 0 or t[i - 1] == "\n", t[max(0, i - 40):i]
+PY
+ok "cdc-log import on a terminal: progress, then the summary on its own line"

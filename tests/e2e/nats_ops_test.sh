@@ -77,7 +77,7 @@ PY
 [ "$(acked ops)" = 8 ] || fail "ops acked $(acked ops), not 8"
 [ "$(metric cdc_nats_events_published_total "$T/metrics")" = 8 ] || { cat "$T/metrics"; fail "metrics"; }
 [ "$(metric cdc_nats_acked_seq "$T/metrics")" = 8 ] || fail "metrics acked_seq"
-grep -q "^cdc_nats_acked_seq{log=\"$logid\",consumer=\"[^\"]*\",stream=\"OPS\"} 8\$" "$T/metrics" ||
+grep -q "^cdc_nats_acked_seq{log_id=\"$logid\",consumer=\"[^\"]*\",stream=\"OPS\"} 8\$" "$T/metrics" ||
   fail "metrics labels: $(grep acked_seq "$T/metrics")"
 # A replay (the cursor moved back) and a new consumer publish nothing: the
 # stream's last message wins.

@@ -73,7 +73,7 @@ cdc-redis --log "$L" -c s --redis "$REDIS_URL" --mode stream -q --metrics-file "
   [ "$(metric cdc_redis_applied_seq "$T/m.prom")" = 13 ] &&
   [ "$(metric cdc_redis_lag_events "$T/m.prom")" = 0 ] || fail "metrics: $(grep -v '^#' "$T/m.prom")"
 # Labels tell two sinks apart in one textfile directory.
-grep -q '^cdc_redis_applied_seq{log="[^"]*",consumer="s",mode="stream"} 13$' "$T/m.prom" ||
+grep -q '^cdc_redis_applied_seq{log_id="[^"]*",consumer="s",mode="stream"} 13$' "$T/m.prom" ||
   fail "metrics labels: $(grep applied_seq "$T/m.prom")"
 python3 "$MODEL" check stream "$REDIS_SOCK" cdc: s < "$T/events" || fail "stream oracle"
 [ "$(rcli xrange cdc:public.orders 5-0 5-0 | paste -sd' ')" = '5-0 lsn 0/200 xid 2 ts 2026-11-29T07:00:00.000000Z op u key {"id":1} before null after {"id":1,"status":"paid","note":"n","paid":true} unchanged ["total"]' ] ||

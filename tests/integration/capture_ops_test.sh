@@ -51,7 +51,7 @@ for m in cdc_capture_events_total cdc_capture_transactions_total cdc_capture_eve
          cdc_capture_errors_total cdc_capture_fsync_seconds_bucket; do
   [ -n "$(metric $m "$T/cdc.prom")" ] || fail "metric $m missing"
 done
-grep -q '^cdc_capture_fsync_seconds_bucket{log="[^"]*",slot="cdc",le="+Inf"} ' "$T/cdc.prom" ||
+grep -q '^cdc_capture_fsync_seconds_bucket{log_id="[^"]*",slot="cdc",le="+Inf"} ' "$T/cdc.prom" ||
   fail "metrics: no labelled +Inf bucket: $(grep bucket "$T/cdc.prom")"
 events=$(metric cdc_capture_events_total "$T/cdc.prom")
 [ "$events" -ge 101 ] || fail "events_total $events"

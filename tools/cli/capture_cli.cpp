@@ -126,7 +126,9 @@ int RunCli(int argc, char** argv) {
                  "Seconds between metrics writes")
       ->check(tools::DurationFlag(0, /*exclusive=*/true))
       ->capture_default_str();
-  app.add_flag("-q,--quiet", o.quiet, "Log only errors");
+  app.add_flag("-q,--quiet", o.quiet,
+               "Leave out informational messages (warnings and errors still "
+               "print)");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;

@@ -554,8 +554,8 @@ Status Capture::Drain(pg::Connection* conn) {
 Status Capture::Run() {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::OpenOrCreateLog(o_.log));
   // What tells this capture's metrics from another's in one directory.
-  metric_labels_ = "log=\"" + PrometheusLabelValue(id.log_id) + "\",slot=\"" +
-                   PrometheusLabelValue(o_.slot) + "\"";
+  metric_labels_ = "log_id=\"" + PrometheusLabelValue(id.log_id) +
+                   "\",slot=\"" + PrometheusLabelValue(o_.slot) + "\"";
   log::WriterOptions wo;
   wo.segment_bytes = o_.segment_bytes;
   CDC_ASSIGN_OR_RETURN(w_, log::LogWriter::Open(o_.log, wo));

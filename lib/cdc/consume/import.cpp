@@ -40,7 +40,7 @@ Status Import(const ImportOptions& o, int in_fd, ImportResult* result) {
   const bool resuming = w->has_commit();
   const uint64_t first_seq = w->next_seq();
   const int64_t delay_us = static_cast<int64_t>(o.commit_delay_ms * 1000);
-  uint64_t skipped = 0;
+  uint64_t skipped = 0, written = 0;
   int64_t first_unsynced = 0;
   Txn txn;
   // What the summary reports is what a sync made durable, not what was
@@ -70,9 +70,12 @@ Status Import(const ImportOptions& o, int in_fd, ImportResult* result) {
     txn.open = false;
     if (txn.skip) {
       ++skipped;
+      if (o.progress) o.progress(written, w->next_seq() - first_seq, skipped);
       return Status::OK();
     }
     CDC_RETURN_IF_ERROR(w->Commit(txn.lsn, txn.ts, txn.xid));
+    ++written;
+    if (o.progress) o.progress(written, w->next_seq() - first_seq, skipped);
     unsynced.push_back(Pending{txn.lsn, w->next_seq()});
     count_durable(false);
     int64_t now = MonoMicros();

@@ -25,6 +25,11 @@ struct ImportOptions {
   // Polled between lines: true stops the import (the open transaction is
   // discarded; Busy is returned once what came before is durable).
   std::function<bool()> stop = [] { return false; };
+  // Called after each transaction taken (written or skipped) with the
+  // transactions and events written so far and those skipped; may be
+  // empty.
+  std::function<void(uint64_t txns, uint64_t events, uint64_t skipped)>
+      progress;
 };
 
 // What a sync made durable, which is what the import reports: after a

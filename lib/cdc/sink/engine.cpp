@@ -32,7 +32,7 @@ Engine::Engine(EngineOptions o, Target* target, SourceOpener open_source)
     if (!metric_labels_.empty()) metric_labels_ += ',';
     metric_labels_ += std::string(k) + "=\"" + PrometheusLabelValue(v) + "\"";
   };
-  add("log", log_id);
+  add("log_id", log_id);
   if (!o_.use_stdin) add("consumer", o_.consumer);
   const std::string own = t_->MetricLabels();
   if (!own.empty()) metric_labels_ += (metric_labels_.empty() ? "" : ",") + own;
