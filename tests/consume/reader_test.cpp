@@ -358,3 +358,46 @@ TEST_CASE("batches hold whole transactions up to a bound", "[consume][batch]") {
 }
 
 }  // namespace cdc::consume
+
+namespace cdc::consume {
+
+TEST_CASE("relative positions: -N, now, time:-DURATION", "[consume]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  // seqs 1-30, committed (by their commit times) on 2025-11-29.
+  test::WriteTxns(log, 1, 10, 3);
+  auto from = [&](const std::string& pos) {
+    Options o;
+    o.log_dir = log;
+    o.from = pos;
+    auto r = OpenReader(o);
+    return SeqsOf(*r);
+  };
+  auto range = [](uint64_t a, uint64_t b) {
+    std::vector<uint64_t> v;
+    for (uint64_t s = a; s <= b; ++s) v.push_back(s);
+    return v;
+  };
+  CHECK(from("-5") == range(26, 30));  // may start mid-transaction, as SEQ
+  CHECK(from("-30") == range(1, 30));
+  CHECK(from("-1000") == range(1, 30));  // fewer retained: all of them
+  CHECK(from("-0").empty());
+  CHECK(from("now").empty());
+  CHECK(from("time:-1h").empty());  // all older than that
+  CHECK(from("time:-3600").empty());
+  CHECK(from("time:-5000d") == range(1, 30));
+  CHECK(from("time:-1000w") == range(1, 30));
+  for (const char* bad : {"-", "--5", "-5x", "time:-", "time:-1y", "time:-h",
+                          "time:-99999999999999w", "-99999999999999999999"}) {
+    INFO(bad);
+    auto p = ParsePosition(bad);
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.status().code() == Code::kUsage);
+  }
+  auto p = ParsePosition("time:-1s");
+  REQUIRE(p.ok());
+  CHECK(p->kind == Position::Kind::kTime);
+  CHECK(NowMicros() - p->time >= 1000000);
+}
+
+}  // namespace cdc::consume

@@ -1,5 +1,7 @@
-// Places in the log as users name them: earliest | latest | SEQ | lsn:X/Y |
-// time:ISO (the --from, --to and --seek values of every reader).
+// Places in the log as users name them: earliest | latest (or now) | SEQ |
+// -N (the last N events, as kcat's -o -N) | lsn:X/Y | time:ISO |
+// time:-DURATION (that long before now: time:-1h) -- the --from, --to and
+// --seek values of every reader.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,8 @@ struct Position {
     kLatest,
     kSeq,
     kLsn,
-    kTime
+    kTime,
+    kBeforeEnd  // `seq` events before the end
   } kind = Kind::kEarliest;
   uint64_t seq = 0;
   Lsn lsn = 0;
