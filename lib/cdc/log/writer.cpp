@@ -4,16 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 
-#include "cdc/base/time.h"
 #include "cdc/log/scan.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
 
 LogWriter::LogWriter(std::string dir, const WriterOptions& opts)
-    : dir_(std::move(dir)), opts_(opts) {}
+    : dir_(std::move(dir)),
+      opts_(opts),
+      syncer_(&mu_, dir_, opts.sync_file, opts.durable_mark_ms) {}
 
 LogWriter::~LogWriter() {
   {
@@ -23,27 +23,7 @@ LogWriter::~LogWriter() {
   cv_work_.notify_all();
   for (auto& t : workers_) t.join();
   // What the last sync made durable is protected from now on too.
-  if (failed_.ok()) MaybeWriteMark(/*force=*/true);
-}
-
-void LogWriter::MaybeWriteMark(bool force) {
-  DurableMark m;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    m = mark_synced_;
-  }
-  if (m.segment == 0 ||
-      (m.segment == mark_written_.segment && m.bytes == mark_written_.bytes))
-    return;
-  const int64_t now = MonoMicros();
-  if (!force && mark_written_at_ != 0 &&
-      now - mark_written_at_ < int64_t{opts_.durable_mark_ms} * 1000)
-    return;
-  // A failure here loses no data, only protection: the old mark stays.
-  if (WriteDurableMark(dir_, m).ok()) {
-    mark_written_ = m;
-    mark_written_at_ = now;
-  }
+  if (!syncer_.has_failed()) syncer_.MaybeWriteMark(/*force=*/true);
 }
 
 Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
@@ -56,8 +36,6 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
   if (opts.format_version != kFormatVersion1)
     CDC_RETURN_IF_ERROR(
         RaiseFormatVersion(dir, &w->identity_, kLogFormatVersion));
-  w->durable_lsn_ = w->last_lsn_;
-  w->durable_flush_ = w->position_.FlushLsn();
   for (int i = 0; i < std::max(1, opts.compress_threads); ++i)
     w->workers_.emplace_back([p = w.get()] { p->Work(); });
   return w;
@@ -162,7 +140,6 @@ Status LogWriter::Recover() {
                                            : scan.stop_detail) +
             " below the " + std::to_string(mark->bytes) +
             " bytes known durable (refusing to cut acknowledged data)"));
-  if (mark) mark_written_ = mark_synced_ = *mark;
   if (scan.txn_end < size) {
     if (::ftruncate(fd_.fd(), static_cast<off_t>(scan.txn_end)) != 0)
       return ErrnoStatus("truncate", path_, errno);
@@ -196,6 +173,7 @@ Status LogWriter::Recover() {
   }
   if (has_commit_ && !position_.valid)
     position_ = SourcePosition{true, last_lsn_, false};
+  syncer_.Restore(last_lsn_, position_.FlushLsn(), mark);
   CDC_RETURN_IF_ERROR(TrimSchemas());
   return HashPrefix();
 }
@@ -228,7 +206,7 @@ Status LogWriter::TruncateSchemas(uint64_t size) {
 }
 
 Status LogWriter::AppendSchema(std::string_view event) {
-  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (syncer_.has_failed()) return Failed();
   const std::string path = SchemasPath(dir_);
   if (!schemas_fd_.valid()) {
     CDC_ASSIGN_OR_RETURN(
@@ -245,8 +223,7 @@ Status LogWriter::AppendSchema(std::string_view event) {
     // The writer cannot go on (a failed fsync is never retried); what a
     // reopen finds beyond the log's end is cut then.
     std::lock_guard<std::mutex> lk(mu_);
-    if (failed_.ok()) failed_ = s;
-    has_failed_ = true;
+    syncer_.Fail(s);
     return s;
   }
   schemas_size_ += line.size();
@@ -291,11 +268,11 @@ Status LogWriter::OpenActive(uint64_t base_seq, bool create) {
 
 Status LogWriter::Failed() {
   std::lock_guard<std::mutex> lk(mu_);
-  return failed_;
+  return syncer_.failure();
 }
 
 Status LogWriter::StartEvent() {
-  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (syncer_.has_failed()) return Failed();
   if (txn_events_ == 0) {
     txn_first_seq_ = next_seq_;
     txn_frames_ = 0;
@@ -330,7 +307,7 @@ Status LogWriter::AppendTaking(std::string* event) {
   }
   // Whatever was gathered goes first (it is not the transaction's last
   // event), so the large one starts a frame of its own.
-  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (syncer_.has_failed()) return Failed();
   CDC_RETURN_IF_ERROR(FlushGroup());
   if (frame_events_ > 0)
     CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
@@ -342,7 +319,7 @@ Status LogWriter::AppendTaking(std::string* event) {
 
 Status LogWriter::EventFollows() {
   if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
-  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (syncer_.has_failed()) return Failed();
   CDC_RETURN_IF_ERROR(FlushGroup());
   if (frame_events_ > 0)
     CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
@@ -426,11 +403,11 @@ Status LogWriter::Push(Job job) {
     cv_space_.wait(lk, [&] {
       return queued_bytes_ == 0 ||
              queued_bytes_ + job.raw_bytes <= opts_.queue_bytes ||
-             !failed_.ok();
+             !syncer_.failure().ok();
     });
     queued_bytes_ += job.raw_bytes;
   }
-  if (!failed_.ok()) return failed_;
+  if (!syncer_.failure().ok()) return syncer_.failure();
   job.ticket = next_ticket_++;
   queue_.push_back(std::move(job));
   lk.unlock();
@@ -439,7 +416,7 @@ Status LogWriter::Push(Job job) {
 }
 
 Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
-  if (has_failed_.load(std::memory_order_relaxed)) return Failed();
+  if (syncer_.has_failed()) return Failed();
   if (opts_.format_version != kFormatVersion1 && txn_events_ > 0 &&
       txn_frames_ == 0) {
     // The whole transaction is in frame_raw_: it joins the group, which
@@ -472,7 +449,7 @@ void LogWriter::WaitIdle() {
 }
 
 Status LogWriter::Abort() {
-  if (has_failed_.load()) return Failed();
+  if (syncer_.has_failed()) return Failed();
   if (txn_events_ == 0) return Status::OK();
   if (txn_schemas_start_ != UINT64_MAX) {
     // The seqs of its schema lines go to other events now.
@@ -492,7 +469,7 @@ Status LogWriter::Abort() {
   // file (carrying no TXN_END, so no reader used them), from the file.
   WaitIdle();
   std::lock_guard<std::mutex> lk(mu_);
-  if (!failed_.ok()) return failed_;
+  if (!syncer_.failure().ok()) return syncer_.failure();
   if (txn_file_start_ >= file_size_) {
     out_.resize(txn_file_start_ - file_size_);
     return Status::OK();
@@ -505,10 +482,7 @@ Status LogWriter::Abort() {
     file_size_ = txn_file_start_;
     s = HashPrefix();
   }
-  if (!s.ok()) {
-    failed_ = s;
-    has_failed_ = true;
-  }
+  if (!s.ok()) syncer_.Fail(s);
   return s;
 }
 
@@ -536,18 +510,11 @@ Status LogWriter::RequestWrite() {
 
 Status LogWriter::Sync() {
   CDC_RETURN_IF_ERROR(RequestSync());
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_synced_.wait(
-      lk, [&] { return sync_done_ >= sync_requested_ || !failed_.ok(); });
-  return failed_;
+  return syncer_.WaitSynced(sync_requested_);
 }
 
 Status LogWriter::WaitDurable(Lsn lsn, int timeout_ms) {
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_synced_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] {
-    return durable_lsn_.load() >= lsn || !failed_.ok();
-  });
-  return failed_;
+  return syncer_.WaitDurable(lsn, timeout_ms);
 }
 
 void LogWriter::Work() {
@@ -559,7 +526,7 @@ void LogWriter::Work() {
     Job job = std::move(queue_.front());
     queue_.pop_front();
     ++in_flight_;
-    bool failed = !failed_.ok();
+    bool failed = !syncer_.failure().ok();
     lk.unlock();
     // Compression, the expensive part, runs in parallel across workers.
     if (job.kind == JobKind::kFrames && !failed) {
@@ -574,7 +541,7 @@ void LogWriter::Work() {
     }
     lk.lock();
     cv_turn_.wait(lk, [&] { return turn_ == job.ticket; });
-    failed = !failed_.ok();
+    failed = !syncer_.failure().ok();
     lk.unlock();
     // Only the ticket holder runs here: the file and buffer are its alone.
     int sync_fd = -1;
@@ -596,78 +563,23 @@ void LogWriter::Work() {
     ++turn_;
     cv_turn_.notify_all();
     --in_flight_;
-    if (!s.ok() && failed_.ok()) {
-      failed_ = s;
-      has_failed_ = true;
-    }
+    if (!s.ok()) syncer_.Fail(s);
     if (job.kind != JobKind::kSync) {
       queued_bytes_ -= job.raw_bytes;
-    } else if (sync_fd < 0) {
-      CompleteSync(SyncRequest{-1, job.lsn, job.flush, job.id, {}}, s);
     } else {
-      // Registered under the same hold of mu_ that passed the ticket on, so
-      // a later seal sees it as running or pending.
-      SyncRequest req{sync_fd, job.lsn, job.flush, job.id,
-                      DurableMark{base_seq_, commit_end_}};
-      if (!s.ok()) {
-        ::close(req.fd);
-        syncs_running_.fetch_sub(1);
-        CompleteSync(req, s);
-      } else if (sync_running_) {
-        if (pending_sync_) {
-          // The newer request's fdatasync covers the older one's bytes.
-          ::close(pending_sync_->fd);
-          syncs_running_.fetch_sub(1);
-          req.lsn = std::max(req.lsn, pending_sync_->lsn);
-          req.flush = std::max(req.flush, pending_sync_->flush);
-          req.id = std::max(req.id, pending_sync_->id);
-          // req is the newer: its mark is the later one.
-        }
-        pending_sync_ = req;
-      } else {
-        sync_running_ = true;
-        RunSyncs(req, lk);
+      // Handed over under the same hold of mu_ that passed the ticket on,
+      // so a later seal sees it as running or pending, and the segment
+      // named here is still the one the request wrote.
+      Syncer::Request req{sync_fd, {}, job.lsn, job.flush, job.id, {}};
+      if (sync_fd >= 0) {
+        req.path = path_;
+        req.mark = DurableMark{base_seq_, commit_end_};
       }
+      syncer_.Submit(std::move(req), s, lk);
     }
     cv_turn_.notify_all();
     cv_space_.notify_all();
   }
-}
-
-void LogWriter::RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk) {
-  for (;;) {
-    lk.unlock();
-    Status s = TimedSync(req.fd);
-    ::close(req.fd);
-    lk.lock();
-    syncs_running_.fetch_sub(1);
-    CompleteSync(req, s);
-    if (s.ok() && failed_.ok()) {
-      mark_synced_ = req.mark;
-      lk.unlock();
-      MaybeWriteMark(/*force=*/false);
-      lk.lock();
-    }
-    if (!pending_sync_) break;
-    req = *pending_sync_;
-    pending_sync_.reset();
-  }
-  sync_running_ = false;
-  cv_sync_idle_.notify_all();
-}
-
-void LogWriter::CompleteSync(const SyncRequest& req, const Status& s) {
-  if (!s.ok() && failed_.ok()) {
-    failed_ = s;
-    has_failed_ = true;
-  }
-  // Syncs run one at a time and a failure is final (sync_error_), so a
-  // successful one covers every byte written before it was requested.
-  if (failed_.ok() && req.lsn > durable_lsn_.load()) durable_lsn_ = req.lsn;
-  if (failed_.ok() && req.flush > durable_flush_.load())
-    durable_flush_ = req.flush;
-  sync_done_ = std::max(sync_done_.load(), req.id);
-  cv_synced_.notify_all();
 }
 
 Status LogWriter::Place(const Job& job) {
@@ -714,31 +626,9 @@ Status LogWriter::WriteOut(std::string_view bytes) {
     return s;
   }
   sha_.Update(bytes);
-  stats_.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+  syncer_.AddWritten(bytes.size());
   file_size_ += bytes.size();
   unsynced_bytes_ += bytes.size();
-  return Status::OK();
-}
-
-Status LogWriter::TimedSync(int fd) {
-  // Never retried: after a failed fsync the page cache may have dropped
-  // the dirty pages, so a later success would prove nothing. Only one
-  // thread runs here at a time (sync_running_).
-  if (!sync_error_.ok()) return sync_error_;
-  const int64_t t0 = MonoMicros();
-  Status synced =
-      opts_.sync_file ? opts_.sync_file(fd, path_) : SyncFile(fd, path_);
-  if (!synced.ok()) {
-    sync_error_ = synced;
-    return synced;
-  }
-  const int64_t us = MonoMicros() - t0;
-  int b = 0;
-  while (b < SyncStats::kBuckets - 1 && us > SyncStats::kBoundsUs[b]) ++b;
-  stats_.buckets[b].fetch_add(1, std::memory_order_relaxed);
-  stats_.count.fetch_add(1, std::memory_order_relaxed);
-  stats_.total_us.fetch_add(static_cast<uint64_t>(us),
-                            std::memory_order_relaxed);
   return Status::OK();
 }
 
@@ -748,19 +638,11 @@ Status LogWriter::DoSync(const Job& job, int* sync_fd) {
                     job.next_seq > base_seq_;
   // With an earlier sync still running outside the ticket, nothing here is
   // durable until it is: sync again (which waits for that writeback).
-  if (unsynced_bytes_ > 0 || syncs_running_.load() > 0) {
+  if (unsynced_bytes_ > 0 || syncer_.busy()) {
     if (seal) {
       // Sealing needs this segment durable now: wait for the sync in
       // flight (and those queued behind it), then run ours in its place.
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_sync_idle_.wait(lk, [&] { return !sync_running_; });
-      sync_running_ = true;
-      lk.unlock();
-      Status synced = TimedSync(fd_.fd());
-      lk.lock();
-      sync_running_ = false;
-      cv_sync_idle_.notify_all();
-      CDC_RETURN_IF_ERROR(synced);
+      CDC_RETURN_IF_ERROR(syncer_.SyncNow(fd_.fd(), path_));
     } else {
       // The fsync itself runs after the ticket is passed on, so later
       // frames reach the file (and followers) while it waits on the disk.
@@ -768,7 +650,7 @@ Status LogWriter::DoSync(const Job& job, int* sync_fd) {
       // meanwhile.
       *sync_fd = ::dup(fd_.fd());
       if (*sync_fd < 0) return ErrnoStatus("dup", path_, errno);
-      syncs_running_.fetch_add(1);
+      syncer_.Reserve();
     }
     unsynced_bytes_ = 0;
   }
