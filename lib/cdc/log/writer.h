@@ -187,6 +187,8 @@ class LogWriter {
   Status PushBatch();
   Status Failed();
 
+  // The worker pool (writer_pool.cpp): jobs are compressed in parallel,
+  // then applied to the segment in queue order, one ticket at a time.
   Status Push(Job job);
   void WaitIdle();
   void Work();
