@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "cdc/log/scan.h"
+#include "cdc/log/recovery.h"
 #include "cdc/log/segment.h"
 
 namespace cdc::log {
@@ -44,107 +44,22 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& dir,
 Status LogWriter::Recover() {
   CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
   if (segs.empty()) return OpenActive(1, /*create=*/true);
-
-  // Appending after damage would put events where no reader can reach
-  // them: the sealed segments must at least agree with their records and
-  // follow each other without a gap (their frames are verify's job; reading
-  // them all here would make every start cost a pass over the whole log).
-  // A record that is missing (a crash between sealing a segment and
-  // syncing its record) is rebuilt; one that is unreadable is corruption.
-  const SegmentInfo* last_sealed = nullptr;  // the newest with a commit
-  for (size_t i = 0; i + 1 < segs.size(); ++i) {
-    const auto& seg = segs[i];
-    if (seg.seal || !seg.seal_error.empty()) {
-      auto size = FileSize(seg.path);
-      // Removed since the listing: `cdc-log retain` running beside us.
-      if (size.status().code() == Code::kNotFound) continue;
-      CDC_RETURN_IF_ERROR(size.status());
-      CDC_RETURN_IF_ERROR(CheckSealedSegment(seg, *size, segs[i + 1].base_seq));
-      if (seg.seal->last_lsn != 0 || seg.seal->end_seq > seg.base_seq) {
-        last_lsn_ = seg.seal->last_lsn;
-        has_commit_ = true;
-        last_sealed = &seg;
-      }
-      continue;
-    }
-    CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(seg.path));
-    CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-    CDC_ASSIGN_OR_RETURN(SegmentScan scan,
-                         ScanSegment(f, size, seg.base_seq, /*verify=*/true));
-    if (scan.txn_end != size || scan.next_seq != segs[i + 1].base_seq)
-      return Status::Corruption(DescribeCorruption(
-          seg.name, scan.valid_end, scan.next_seq, segs[i + 1].base_seq - 1,
-          "sealed segment does not end with a complete transaction"));
-    SealRecord rec;
-    CDC_ASSIGN_OR_RETURN(rec.sha256, Sha256File(seg.path));
-    rec.bytes = size;
-    rec.first_seq = seg.base_seq;
-    rec.end_seq = scan.next_seq;
-    rec.first_lsn = scan.first_lsn;
-    rec.last_lsn = scan.last_lsn;
-    rec.first_time = scan.first_time;
-    rec.last_time = scan.last_time;
-    CDC_RETURN_IF_ERROR(WriteSealRecord(seg.path, rec));
-    ++recovery_.resealed;
-    if (scan.has_commit) {
-      last_lsn_ = scan.last_lsn;
-      has_commit_ = true;
-      position_ = SourcePosition::Of(scan.last_end);
-      last_sealed = nullptr;  // position_ is known
-    }
-  }
+  CDC_ASSIGN_OR_RETURN(recovery::SealedEnd sealed,
+                       recovery::CheckSealedSegments(segs));
+  recovery_.resealed = sealed.resealed;
+  has_commit_ = sealed.has_commit;
+  last_lsn_ = sealed.last_lsn;
+  position_ = sealed.position;
 
   const SegmentInfo& active = segs.back();
-  // A record for the newest segment means we crashed after sealing it but
-  // before creating its successor; it is simply the active segment again.
-  const std::string stale = SealRecordPath(active.path);
-  if (PathExists(stale)) {
-    if (::unlink(stale.c_str()) != 0)
-      return ErrnoStatus("remove", stale, errno);
-    CDC_RETURN_IF_ERROR(SyncDir(SegmentsDir(dir_)));
-  }
+  CDC_RETURN_IF_ERROR(recovery::RemoveStaleSeal(dir_, active));
   CDC_RETURN_IF_ERROR(OpenActive(active.base_seq, /*create=*/false));
-
-  CDC_ASSIGN_OR_RETURN(SegmentFile f, SegmentFile::Open(path_));
-  CDC_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-  CDC_ASSIGN_OR_RETURN(SegmentScan scan,
-                       ScanSegment(f, size, base_seq_, /*verify=*/true));
-  // Bytes below the durable mark were fsynced: no crash tore them, and
-  // their transactions may have been acknowledged. Never cut them.
-  CDC_ASSIGN_OR_RETURN(auto mark, ReadDurableMark(dir_));
-  if ((scan.stop == FrameStatus::kBadHeader ||
-       scan.stop == FrameStatus::kBadChecksum) &&
-      !BeyondDurable(mark, active.base_seq, scan.valid_end)) {
-    // Garbage at the very end is a write the crash tore; a damaged frame
-    // with good frames after it is corruption of acknowledged data.
-    CDC_ASSIGN_OR_RETURN(auto later,
-                         f.FindValidFrameAfter(scan.valid_end, size));
-    if (later) {
-      uint64_t last_seq = scan.next_seq;
-      CDC_ASSIGN_OR_RETURN(FrameAt next, f.ReadHeader(*later, size));
-      if (next.header.first_seq > 0) last_seq = next.header.first_seq - 1;
-      return Status::Corruption(DescribeCorruption(active.name, scan.valid_end,
-                                                   scan.next_seq, last_seq,
-                                                   scan.stop_detail));
-    }
-  }
-  if (mark && mark->segment > active.base_seq)
-    return Status::Corruption(
-        "the durable mark names " + SegmentDisplayName(mark->segment) +
-        ", which is missing (the newest segment is " + active.name + ")");
-  if (mark && mark->segment == active.base_seq && scan.txn_end < mark->bytes)
-    return Status::Corruption(DescribeCorruption(
-        active.name, scan.txn_end, scan.next_seq, 0,
-        (scan.stop == FrameStatus::kEnd    ? std::string("segment ends")
-         : scan.stop == FrameStatus::kTorn ? std::string("truncated frame")
-                                           : scan.stop_detail) +
-            " below the " + std::to_string(mark->bytes) +
-            " bytes known durable (refusing to cut acknowledged data)"));
-  if (scan.txn_end < size) {
-    if (::ftruncate(fd_.fd(), static_cast<off_t>(scan.txn_end)) != 0)
-      return ErrnoStatus("truncate", path_, errno);
-    CDC_RETURN_IF_ERROR(SyncFile(fd_.fd(), path_));
-    recovery_.truncated_bytes = size - scan.txn_end;
+  CDC_ASSIGN_OR_RETURN(recovery::Newest newest,
+                       recovery::ScanNewest(dir_, active));
+  const SegmentScan& scan = newest.scan;
+  if (scan.txn_end < newest.size) {
+    CDC_RETURN_IF_ERROR(recovery::CutTail(fd_.fd(), path_, scan.txn_end));
+    recovery_.truncated_bytes = newest.size - scan.txn_end;
   }
   file_size_ = commit_end_ = scan.txn_end;
   next_seq_ = scan.next_seq;
@@ -157,50 +72,29 @@ Status LogWriter::Recover() {
     seg_last_lsn_ = scan.last_lsn;
     seg_first_time_ = scan.first_time;
     seg_last_time_ = scan.last_time;
-  } else if (last_sealed != nullptr) {
-    // Seal records keep the last commit LSN but not whether it was a lone
-    // message's (an exclusive position): read that segment's headers.
-    CDC_ASSIGN_OR_RETURN(SegmentFile sf, SegmentFile::Open(last_sealed->path));
-    CDC_ASSIGN_OR_RETURN(uint64_t ssize, sf.Size());
-    CDC_ASSIGN_OR_RETURN(SegmentScan ss,
-                         ScanSegment(sf, ssize, last_sealed->base_seq,
-                                     /*verify=*/false));
-    if (!ss.has_commit || ss.last_lsn != last_lsn_)
-      return Status::Corruption(DescribeCorruption(
-          last_sealed->name, ss.txn_end, ss.next_seq, ss.next_seq,
-          "sealed segment's frames disagree with its seal record"));
-    position_ = SourcePosition::Of(ss.last_end);
+  } else if (sealed.unscanned) {
+    CDC_ASSIGN_OR_RETURN(
+        position_, recovery::SealedPosition(*sealed.unscanned, last_lsn_));
   }
   if (has_commit_ && !position_.valid)
     position_ = SourcePosition{true, last_lsn_, false};
-  syncer_.Restore(last_lsn_, position_.FlushLsn(), mark);
+  syncer_.Restore(last_lsn_, position_.FlushLsn(), newest.mark);
   CDC_RETURN_IF_ERROR(TrimSchemas());
   return HashPrefix();
 }
 
 Status LogWriter::TrimSchemas() {
-  uint64_t valid = 0;
-  CDC_ASSIGN_OR_RETURN(std::vector<SchemaEntry> entries,
-                       ReadSchemas(dir_, &valid));
-  const std::string path = SchemasPath(dir_);
-  auto size = FileSize(path);
-  if (size.status().code() == Code::kNotFound) return Status::OK();
-  CDC_RETURN_IF_ERROR(size.status());
-  // Lines of events that never became durable (or were aborted) come last.
-  uint64_t keep = valid;
-  for (size_t i = entries.size(); i > 0 && entries[i - 1].seq >= next_seq_; --i)
-    keep -= SchemaLine(entries[i - 1].seq, entries[i - 1].stored).size();
-  CDC_ASSIGN_OR_RETURN(schemas_fd_, OpenFile(path, O_RDWR));
-  schemas_size_ = *size;
-  return TruncateSchemas(keep);
+  CDC_ASSIGN_OR_RETURN(auto trim, recovery::PlanSchemaTrim(dir_, next_seq_));
+  if (!trim) return Status::OK();
+  CDC_ASSIGN_OR_RETURN(schemas_fd_, OpenFile(SchemasPath(dir_), O_RDWR));
+  schemas_size_ = trim->size;
+  return TruncateSchemas(trim->keep);
 }
 
 Status LogWriter::TruncateSchemas(uint64_t size) {
   if (size >= schemas_size_) return Status::OK();
-  const std::string path = SchemasPath(dir_);
-  if (::ftruncate(schemas_fd_.fd(), static_cast<off_t>(size)) != 0)
-    return ErrnoStatus("truncate", path, errno);
-  CDC_RETURN_IF_ERROR(SyncFile(schemas_fd_.fd(), path));
+  CDC_RETURN_IF_ERROR(
+      recovery::CutTail(schemas_fd_.fd(), SchemasPath(dir_), size));
   schemas_size_ = size;
   return Status::OK();
 }

@@ -171,6 +171,7 @@ class LogWriter {
   };
 
   LogWriter(std::string dir, const WriterOptions& opts);
+  // Runs the steps of recovery.h and takes up where the log ends.
   Status Recover();
   Status HashPrefix();
   // Cuts LOG/schemas.ndjson back to the lines of seqs below next_seq_
