@@ -1,15 +1,10 @@
 // cdc-nats: publishes a cdc log (or NDJSON on stdin) into a NATS
 // JetStream stream, exactly once. See cdc-nats(1).
-#include <cstdio>
-#include <cstdlib>
 
 #include "cdc/cli/cli.h"
 #include "cdc/consume/reader.h"
 #include "cdc/consume/source.h"
 #include "cdc/event/renderer.h"
-#include "cdc/log/log_dir.h"
-#include "cdc/nats/client.h"
-#include "cdc/nats/sink.h"
 #include "cdc/nats/target.h"
 #include "common.h"
 #include "runners.h"
@@ -63,29 +58,12 @@ Status Check(const Options& o) {
   return nats::CheckSubjectTemplate(o.subject);
 }
 
-// The stream's subjects when cdc-nats creates it: --stream-subjects, else
-// the literal tokens before the template's first field, then ">".
-Result<std::vector<std::string>> StreamSubjects(const Options& o) {
-  if (!o.stream_subjects.empty()) return o.stream_subjects;
-  size_t brace = o.subject.find('{');
-  size_t dot = o.subject.rfind('.', brace);
-  if (dot == std::string::npos || brace == std::string::npos)
-    return Status::Usage("--subject \"" + o.subject +
-                         "\" starts with a field: name the stream's "
-                         "subjects with --stream-subjects");
-  return std::vector<std::string>{o.subject.substr(0, dot + 1) + ">"};
-}
-
 Status Run(const Options& o) {
   CDC_RETURN_IF_ERROR(Check(o));
   nats::ConnectOptions co;
   CDC_ASSIGN_OR_RETURN(co.servers, nats::ParseServers(o.servers));
   co.creds_file = o.creds;
-  if (co.creds_file.empty())
-    if (const char* e = std::getenv("NATS_CREDS")) co.creds_file = e;
-  if (const char* e = std::getenv("NATS_USER")) co.user = e;
-  if (const char* e = std::getenv("NATS_PASSWORD")) co.password = e;
-  if (const char* e = std::getenv("NATS_TOKEN")) co.token = e;
+  nats::CredentialsFromEnvironment(&co);
   co.ca_file = o.tls_ca;
   co.cert_file = o.tls_cert;
   co.key_file = o.tls_key;
@@ -97,7 +75,11 @@ Status Run(const Options& o) {
 
   nats::StreamOptions so;
   so.name = o.stream;
-  CDC_ASSIGN_OR_RETURN(so.subjects, StreamSubjects(o));
+  if (!o.stream_subjects.empty()) {
+    so.subjects = o.stream_subjects;
+  } else {
+    CDC_ASSIGN_OR_RETURN(so.subjects, nats::StreamSubjectsFor(o.subject));
+  }
   so.replicas = o.replicas;
   CDC_ASSIGN_OR_RETURN(so.duplicate_window_us,
                        tools::ParseDuration(o.duplicate_window));
@@ -113,18 +95,10 @@ Status Run(const Options& o) {
   sk.native_input = o.sink.use_stdin;
   sk.max_pending =
       std::max<size_t>(4 * static_cast<size_t>(o.max_in_flight), o.sink.batch);
-  event::SourceInfo src;
-  bool captured = false;  // a log cdc-capture writes
+  consume::LogSourceInfo src;
   if (!o.sink.log.empty()) {
-    CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.sink.log));
-    sk.log_id = id.log_id;
-    src.log_id = id.log_id;
-    captured = id.source.has_value();
-    if (id.source) {
-      src.system_id = id.source->system_id;
-      src.database = id.source->database;
-      src.slot = id.source->slot;
-    }
+    CDC_ASSIGN_OR_RETURN(src, consume::ReadLogSourceInfo(o.sink.log));
+    sk.log_id = src.info.log_id;
   } else {
     if (o.log_id.find_first_of(" \t\r\n:") != std::string::npos)
       return Status::Usage("--log-id must not hold spaces or ':'");
@@ -135,11 +109,11 @@ Status Run(const Options& o) {
   ro.server_name = o.server_name;
   CDC_RETURN_IF_ERROR(event::ApplyDebeziumModes(o.modes, &ro));
   // Capture announces every table before its first change.
-  ro.schemas_required = captured && !o.sink.use_stdin;
+  ro.schemas_required = src.captured && !o.sink.use_stdin;
   if (!o.server_name.empty() && ro.format != event::Format::kDebezium)
     return Status::Usage("--server-name needs --format debezium");
   nats::Target target(std::move(co), std::move(so), std::move(sk),
-                      event::MakeRenderer(ro, src));
+                      event::MakeRenderer(ro, src.info));
   cli::Output out(1);
   sink::EngineOptions e = tools::SinkEngineOptions(o.sink, &out);
   if (ro.format == event::Format::kDebezium && !o.sink.use_stdin)

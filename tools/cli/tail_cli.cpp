@@ -72,27 +72,21 @@ Status RunNative(const Options& o, consume::Reader& reader, cli::Output& out) {
 // renderer counts within their transaction) goes through the renderer.
 Status RunRendered(const Options& o, event::Format format,
                    consume::Reader& reader, cli::Output& out) {
-  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
-  event::SourceInfo src;
-  src.log_id = id.log_id;
-  if (id.source) {
-    src.system_id = id.source->system_id;
-    src.database = id.source->database;
-    src.slot = id.source->slot;
-  }
+  CDC_ASSIGN_OR_RETURN(consume::LogSourceInfo src,
+                       consume::ReadLogSourceInfo(o.log));
   event::RenderOptions ro;
   ro.format = format;
   ro.with_key = o.with_key;
   ro.server_name = o.server_name;
   CDC_RETURN_IF_ERROR(event::ApplyDebeziumModes(o.modes, &ro));
   // Capture announces every table before its first change.
-  ro.schemas_required = id.source.has_value();
-  auto renderer = event::MakeRenderer(ro, src);
+  ro.schemas_required = src.captured;
+  auto renderer = event::MakeRenderer(ro, src.info);
   if (format == event::Format::kDebezium)
     CDC_RETURN_IF_ERROR(consume::LearnSchemas(o.log, reader.consumed_seq() + 1,
                                               renderer.get()));
   std::optional<event::TxMarkers> markers;
-  if (o.tx_markers) markers.emplace(format, src);
+  if (o.tx_markers) markers.emplace(format, src.info);
   CDC_ASSIGN_OR_RETURN(bool at_start, reader.StartsTransaction());
   renderer->Restart(at_start);
   if (markers) markers->Restart(at_start);

@@ -6,6 +6,7 @@
 #include "cdc/cursor/consumers.h"
 #include "cdc/event/renderer.h"
 #include "cdc/event/stored.h"
+#include "cdc/log/log_dir.h"
 #include "cdc/log/schemas.h"
 
 namespace cdc::consume {
@@ -292,6 +293,19 @@ Status LearnSchemas(const std::string& dir, uint64_t next_seq,
                     event::Renderer* r) {
   return LearnSchemas(dir, next_seq,
                       [r](std::string_view stored) { r->LearnSchema(stored); });
+}
+
+Result<LogSourceInfo> ReadLogSourceInfo(const std::string& dir) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
+  LogSourceInfo r;
+  r.info.log_id = id.log_id;
+  r.captured = id.source.has_value();
+  if (id.source) {
+    r.info.system_id = id.source->system_id;
+    r.info.database = id.source->database;
+    r.info.slot = id.source->slot;
+  }
+  return r;
 }
 
 }  // namespace cdc::consume

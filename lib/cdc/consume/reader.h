@@ -32,14 +32,12 @@
 
 #include "cdc/base/status.h"
 #include "cdc/consume/selection.h"
+#include "cdc/event/renderer.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/watch.h"
 
 namespace cdc::cursor {
 class ConsumerStore;
-}
-namespace cdc::event {
-class Renderer;
 }
 
 namespace cdc::consume {
@@ -196,5 +194,14 @@ Status LearnSchemas(const std::string& dir, uint64_t next_seq,
 // The same, handing each schema event to `learn`.
 Status LearnSchemas(const std::string& dir, uint64_t next_seq,
                     const std::function<void(std::string_view)>& learn);
+
+// What a renderer says of the log's source, from the log's identity
+// (log.json), and whether cdc-capture writes the log (then a schema event
+// precedes every relation's first change: RenderOptions::schemas_required).
+struct LogSourceInfo {
+  event::SourceInfo info;
+  bool captured = false;
+};
+Result<LogSourceInfo> ReadLogSourceInfo(const std::string& dir);
 
 }  // namespace cdc::consume

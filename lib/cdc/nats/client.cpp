@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -94,6 +95,14 @@ std::string RedactServerUrl(std::string_view url) {
   const size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
   return std::string(url.substr(0, from)) + "…@" +
          std::string(url.substr(at + 1));
+}
+
+void CredentialsFromEnvironment(ConnectOptions* o) {
+  if (o->creds_file.empty())
+    if (const char* e = std::getenv("NATS_CREDS")) o->creds_file = e;
+  if (const char* e = std::getenv("NATS_USER")) o->user = e;
+  if (const char* e = std::getenv("NATS_PASSWORD")) o->password = e;
+  if (const char* e = std::getenv("NATS_TOKEN")) o->token = e;
 }
 
 Result<std::vector<std::string>> ParseServers(std::string_view list) {

@@ -50,6 +50,11 @@ struct ConnectOptions {
   int max_in_flight = 1024;  // asynchronous publishes without answer
 };
 
+// Fills what the environment gives and `o` lacks: the credentials file
+// from NATS_CREDS (when o->creds_file is empty), NATS_USER, NATS_PASSWORD
+// and NATS_TOKEN (passwords never on the command line).
+void CredentialsFromEnvironment(ConnectOptions* o);
+
 // Splits "nats://a:4222,tls://b:4222" and checks each URL; Usage error for
 // an empty list or a URL of another scheme. A URL may hold user:password@
 // (nats.c uses it); the error never repeats a password.

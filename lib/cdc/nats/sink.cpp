@@ -82,6 +82,16 @@ Status CheckSubjectTemplate(const std::string& t) {
   return Status::OK();
 }
 
+Result<std::vector<std::string>> StreamSubjectsFor(const std::string& t) {
+  size_t brace = t.find('{');
+  size_t dot = t.rfind('.', brace);
+  if (dot == std::string::npos || brace == std::string::npos)
+    return Status::Usage("--subject \"" + t +
+                         "\" starts with a field: name the stream's "
+                         "subjects with --stream-subjects");
+  return std::vector<std::string>{t.substr(0, dot + 1) + ">"};
+}
+
 Sink::Sink(SinkOptions o, std::unique_ptr<event::Renderer> renderer)
     : o_(std::move(o)), renderer_(std::move(renderer)) {
   size_t n = 16;

@@ -51,6 +51,11 @@ struct SinkOptions {
 // Usage error for a template with an unknown {field}, without {table},
 // or that is not a valid subject (empty tokens, wildcards).
 Status CheckSubjectTemplate(const std::string& t);
+// The subjects of a stream cdc-nats creates for `subject_template`: the
+// literal tokens before its first field, then ">" ("cdc.{schema}.{table}"
+// -> "cdc.>"). Usage error for a template that starts with a field.
+Result<std::vector<std::string>> StreamSubjectsFor(
+    const std::string& subject_template);
 // One name as a subject token (SinkOptions).
 std::string SubjectToken(std::string_view name);
 void AppendSubjectToken(std::string_view name, std::string* out);
