@@ -3,11 +3,11 @@
 // hands the batch to a dead-letter file). See cdc-run(1). The engine is
 // sink::Engine; the command is run::CommandTarget.
 #include "cdc/cli/cli.h"
-#include "cdc/cursor/consumers.h"
 #include "cdc/run/command.h"
 #include "cdc/sink/engine.h"
 #include "common.h"
 #include "runners.h"
+#include "sink_flags.h"
 
 namespace cdc::run_tool {
 
@@ -16,21 +16,17 @@ namespace {
 constexpr const char* kProg = "cdc-run";
 
 struct Options {
-  std::string log, consumer;
-  bool follow = false;
-  size_t batch = 1;
+  tools::SinkFlags sink;
   std::string timeout;
   int64_t max_retries = -1;
   std::string dead_letter;
-  std::string metrics_file;
-  double metrics_interval_s = 10;
-  bool quiet = false;
   std::vector<std::string> command;
 };
 
 Status Run(const Options& o) {
-  if (o.log.empty()) return Status::Usage("--log DIR (or CDC_LOG) is required");
-  CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(o.consumer));
+  if (o.sink.log.empty())
+    return Status::Usage("--log DIR (or CDC_LOG) is required");
+  CDC_RETURN_IF_ERROR(tools::CheckSinkFlags(o.sink));
   if (o.command.empty() || o.command[0].empty())
     return Status::Usage("no command: cdc-run [OPTIONS] -- COMMAND [ARG...]");
   run::Options ro;
@@ -44,22 +40,15 @@ Status Run(const Options& o) {
   }
   ro.max_retries = o.max_retries;
   ro.dead_letter = o.dead_letter;
-  ro.log = o.log;
-  ro.consumer = o.consumer;
+  ro.log = o.sink.log;
+  ro.consumer = o.sink.consumer;
   run::CommandTarget target(std::move(ro));
-  sink::EngineOptions e;
-  e.log = o.log;
-  e.consumer = o.consumer;
-  e.follow = o.follow;
-  e.batch = o.batch;
-  // --max-retries, not time, ends retrying.
+  sink::EngineOptions e = tools::SinkEngineOptions(o.sink, nullptr);
+  // --max-retries, not time, ends retrying; a run costs a process, so an
+  // ack after each one costs little, and a restart repeats only the batch
+  // in flight.
   e.reconnect_max_s = 1e9;
-  // A run costs a process: an ack after each one costs little, and a
-  // restart repeats only the batch in flight.
   e.ack_interval_s = 0;
-  e.metrics_file = o.metrics_file;
-  e.metrics_interval_s = o.metrics_interval_s;
-  e.stop = cli::StopRequested;
   sink::Engine engine(e, &target, sink::DefaultSource(e, target.Name()));
   return engine.Run();
 }
@@ -74,17 +63,15 @@ int RunCli(int argc, char** argv) {
       "stdin); ack only what it finished with exit status 0.",
       kProg};
   Options o;
-  tools::AddLogOption(app, &o.log);
-  app.add_option("-c,--consumer", o.consumer,
-                 "Consumer name: the log cursor to read and ack")
-      ->required()
-      ->type_name("NAME");
-  app.add_flag("-f,--follow", o.follow, "Wait for new events");
-  app.add_option("--batch", o.batch,
-                 "Events per run, in whole transactions (default 1: one "
-                 "transaction per run)")
-      ->type_name("N")
-      ->transform(tools::CountFlag(1, 1000000));
+  o.sink.batch = 1;
+  tools::SinkHelp help;
+  help.batch =
+      "Events per run, in whole transactions (default 1: one transaction "
+      "per run)";
+  help.log = "Log directory";
+  help.with_stdin = false;
+  help.with_reconnect_max = false;
+  tools::AddSinkFlags(app, &o.sink, help);
   app.add_option("--timeout", o.timeout,
                  "Stop a run that takes longer (SIGTERM, then SIGKILL 5 s "
                  "later) and count it as failed: 30s, 5m ...")
@@ -98,20 +85,11 @@ int RunCli(int argc, char** argv) {
                  "After --max-retries, append the batch to FILE and go on "
                  "(skipping it) instead of stopping")
       ->type_name("FILE");
-  app.add_option("--metrics-file", o.metrics_file,
-                 "Write Prometheus metrics to FILE")
-      ->type_name("FILE");
-  app.add_option("--metrics-interval", o.metrics_interval_s,
-                 "Seconds between metrics writes (default 10)")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true));
-  app.add_flag("-q,--quiet", o.quiet, "Only errors on stderr");
   app.add_option("command", o.command, "COMMAND [ARG...] after --")
       ->required()
       ->type_name("COMMAND");
-  app.set_config("--config", "", "Read flags from an INI/TOML FILE");
-  app.allow_config_extras(false);
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
-  cli::SetQuiet(o.quiet);
+  cli::SetQuiet(o.sink.quiet);
   if (!o.dead_letter.empty() && o.max_retries < 0)
     return cli::Report(
         kProg, Status::Usage("--dead-letter needs --max-retries N (how many "

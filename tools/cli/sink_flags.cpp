@@ -13,7 +13,7 @@ void AddSinkFlags(CLI::App& app, SinkFlags* f, const SinkHelp& help) {
       ->required()
       ->type_name("NAME");
   app.add_flag("-f,--follow", f->follow, "Wait for new events");
-  app.add_flag("--stdin", f->use_stdin, help.stdin_echo);
+  if (help.with_stdin) app.add_flag("--stdin", f->use_stdin, help.stdin_echo);
   app.add_option("--batch", f->batch, help.batch)
       ->type_name("N")
       ->transform(CountFlag(1, 1000000));
@@ -23,8 +23,9 @@ void AddSinkFlags(CLI::App& app, SinkFlags* f, const SinkHelp& help) {
   app.add_option("--metrics-interval", f->metrics_interval_s,
                  "Seconds between metrics writes (default 10)")
       ->check(DurationFlag(0, /*exclusive=*/true));
-  app.add_option("--reconnect-max", f->reconnect_max_s, help.reconnect_max)
-      ->check(DurationFlag(0));
+  if (help.with_reconnect_max)
+    app.add_option("--reconnect-max", f->reconnect_max_s, help.reconnect_max)
+        ->check(DurationFlag(0));
   app.add_flag("-q,--quiet", f->quiet, "Only errors on stderr");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);

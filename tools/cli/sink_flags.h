@@ -34,6 +34,9 @@ struct SinkHelp {
   const char* reconnect_max =
       "Seconds without progress (server unreachable) before exiting 69 "
       "(default 60)";
+  // cdc-run has neither: it reads the log only, and counts retries.
+  bool with_stdin = true;
+  bool with_reconnect_max = true;
 };
 
 // --log, -c, -f, --stdin, --batch, --metrics-file, --metrics-interval,
