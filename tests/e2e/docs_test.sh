@@ -80,6 +80,10 @@ promtool check rules "$ROOT/contrib/prometheus/alerts.yml" > "$T/promtool" 2>&1 
 # Each alert quiet on a healthy series and firing on a broken one.
 promtool test rules "$ROOT/contrib/prometheus/alerts_test.yml" > "$T/promtool" 2>&1 ||
   { cat "$T/promtool" >&2; fail "promtool test rules"; }
+for a in $(grep -o 'alert: [A-Za-z]*' "$ROOT/contrib/prometheus/alerts.yml" | cut -d' ' -f2); do
+  grep -q "alertname: $a\$" "$ROOT/contrib/prometheus/alerts_test.yml" ||
+    fail "alert $a has no test in contrib/prometheus/alerts_test.yml"
+done
 names=$(grep -ho 'cdc_[a-z_]*' "$ROOT/contrib/prometheus/alerts.yml" | sed 's/_bucket$//' | sort -u)
 for n in $names; do
   # cdc-redis and cdc-nats put their prefix before each name.
