@@ -78,6 +78,15 @@ grep -q "password authentication failed" "$T/err" || fail "wrong password: $(cat
 ! grep -rq "$PW" "$T/metrics.prom" "$T/log" || fail "the password is in the metrics or the log"
 ok "an unknown CA (69), no TLS (77), a wrong password (77); no password in a message, the metrics or the log"
 
+# The role may not create a publication: 77, and the message says the
+# statement an administrator runs.
+expect_exit 77 env PGPASSWORD="$PW" cdc-capture --log "$T/log-nopub" --dsn "$TLS" \
+  --slot nopub --publication nopub -q
+[ "$(grep -c '' "$T/err")" = 1 ] || fail "more than one line: $(cat "$T/err")"
+grep -qE 'cannot create publication nopub: .*; have a superuser run, in this database: CREATE PUBLICATION "?nopub"? FOR ALL TABLES WITH \(publish_via_partition_root = true.*\); then start cdc-capture again$' "$T/err" ||
+  fail "no statement to run: $(cat "$T/err")"
+ok "a role that may not create the publication: 77 naming the statement to run"
+
 # Modes: the log private to its owner; the metrics file readable by a
 # collector; with CDC_GROUP_ACCESS=1, readable by the group.
 cdc-tail --log "$T/log" -c reader > /dev/null

@@ -60,6 +60,14 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
   if (generated) sql += ", publish_generated_columns = stored";
   sql += ")";
   auto made = conn.Exec(sql);
+  if (!made.ok() && made.status().code() == Code::kPermission)
+    // The least-privilege role the README recommends may not create it:
+    // say exactly what an administrator runs.
+    return Status(Code::kPermission,
+                  "cannot create publication " + o.publication + ": " +
+                      made.status().message() +
+                      "; have a superuser run, in this database: " + sql +
+                      "; then start cdc-capture again");
   if (!made.ok())
     return made.status().Annotate("cannot create publication " + o.publication);
   if (!o.quiet)
