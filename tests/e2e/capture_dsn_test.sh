@@ -28,3 +28,16 @@ expect_one_line '^cdc-capture: invalid --dsn: '
 ! grep -q hunter2x "$T/err" || fail "an unparseable --dsn echoed its password: $(cat "$T/err")"
 [ ! -e "$T/log" ] || fail "an unparseable --dsn created the log"
 ok "an unparseable --dsn with a password: 78, not echoed"
+
+# A server that is not there: 69, and no empty log left behind; a log
+# directory that was there before stays.
+expect_exit 69 cdc-capture --log "$T/nolog" --dsn "host=127.0.0.1 port=1 dbname=x" --reconnect-max 0 -q
+[ ! -e "$T/nolog" ] || fail "a capture that never connected left $(find "$T/nolog")"
+mkdir "$T/mine"
+expect_exit 69 cdc-capture --log "$T/mine" --dsn "host=127.0.0.1 port=1 dbname=x" --reconnect-max 0 -q
+[ -d "$T/mine" ] || fail "a directory that was there before was removed"
+# A log with events in it is never removed, even when capture fails.
+gen_events 1 2 2 | cdc-log import --log "$T/used" -q
+expect_exit 69 cdc-capture --log "$T/used" --dsn "host=127.0.0.1 port=1 dbname=x" --reconnect-max 0 -q
+[ -s "$T/used/log.json" ] || fail "a used log was touched"
+ok "a capture that never connected leaves no empty log behind (and touches nothing else)"

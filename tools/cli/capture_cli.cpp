@@ -1,6 +1,7 @@
 // cdc-capture: PostgreSQL logical replication into the event log.
 #include <sstream>
 
+#include "cdc/base/fs.h"
 #include "cdc/base/logging.h"
 #include "cdc/capture/capture.h"
 #include "cdc/cli/cli.h"
@@ -150,7 +151,11 @@ int RunCli(int argc, char** argv) {
     o.hooks.alive = [&notifier](int64_t now) {
       notifier.MaybePingWatchdog(now);
     };
+    const bool existed = PathExists(o.log);
     s = Run(o);
+    // A capture that failed before it could bind the log to a slot (it
+    // could not connect, or was refused) leaves no empty log behind.
+    if (!s.ok() && !existed) (void)log::RemoveUnusedLog(o.log);
   }
   return cli::Report("cdc-capture", s);
 }

@@ -1,11 +1,14 @@
 #include "cdc/log/log_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -226,6 +229,41 @@ Result<WriterLock> WriterLock::Acquire(const std::string& dir) {
   WriterLock lock;
   lock.fd_ = std::move(f).value();
   return lock;
+}
+
+Result<bool> RemoveUnusedLog(const std::string& dir) {
+  auto id = ReadIdentity(dir);
+  if (!id.ok() || id->source) return false;
+  auto entries = [](const std::string& d) -> std::vector<std::string> {
+    std::vector<std::string> names;
+    if (DIR* h = ::opendir(d.c_str())) {
+      while (const dirent* e = ::readdir(h)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(n);
+      }
+      ::closedir(h);
+    }
+    return names;
+  };
+  const std::string segs = SegmentsDir(dir);
+  const std::string first = SegmentFileName(1);
+  for (const std::string& n : entries(dir))
+    if (n != "log.json" && n != "LOCK" && n != kSegmentsDir) return false;
+  for (const std::string& n : entries(segs)) {
+    struct stat st;
+    if (n != first || ::lstat(JoinPath(segs, n).c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_size != 0)
+      return false;
+  }
+  for (const std::string& f : {JoinPath(segs, first), JoinPath(dir, "log.json"),
+                               JoinPath(dir, "LOCK")})
+    if (::unlink(f.c_str()) != 0 && errno != ENOENT)
+      return Status::IOError("remove " + f + ": " + strerror(errno));
+  if (::rmdir(segs.c_str()) != 0 && errno != ENOENT)
+    return Status::IOError("remove " + segs + ": " + strerror(errno));
+  if (::rmdir(dir.c_str()) != 0)
+    return Status::IOError("remove " + dir + ": " + strerror(errno));
+  return true;
 }
 
 }  // namespace cdc::log

@@ -69,6 +69,13 @@ Result<LogIdentity> CreateLog(const std::string& dir,
 // Opens the log at DIR, creating it when DIR is missing or empty.
 Result<LogIdentity> OpenOrCreateLog(const std::string& dir);
 
+// Removes DIR when it holds a log that was created and never used: no
+// source bound to it, nothing but log.json, LOCK and an empty first
+// segment. Anything else is left where it is (and true is not returned).
+// For a tool that created DIR and failed before writing (a capture that
+// could not connect leaves no empty log behind).
+Result<bool> RemoveUnusedLog(const std::string& dir);
+
 // Records the source in a log created without one (first capture).
 Status SetSource(const std::string& dir, LogIdentity* id,
                  const SourceIdentity& source);
