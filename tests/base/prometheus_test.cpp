@@ -1,7 +1,7 @@
 // The one Prometheus text writer: families, samples, labels.
-#include <catch2/catch.hpp>
-
 #include "cdc/base/prometheus.h"
+
+#include <catch2/catch.hpp>
 
 namespace cdc {
 
