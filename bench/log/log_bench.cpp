@@ -131,17 +131,20 @@ AppendResult Append(const std::string& dir, uint64_t events, int rows = 100,
   std::mt19937_64 rng(1);
   std::vector<std::string> lines;
   AppendResult r;
+  // Line k is written as event k+1 (mod 1000), and `rows` divides 1000, so
+  // the pgbench lines of one transaction share its head (commit lsn, xid
+  // and time), as in a log cdc-capture writes.
   for (uint64_t i = 0; i < 1000; ++i)
-    lines.push_back(pgbench ? cdc_bench::PgbenchRow(rng, i / 4,
-                                                    rows == 1 ? 0 : int(i % 4),
-                                                    0x1634F28 + i * 300)
+    lines.push_back(pgbench ? cdc_bench::PgbenchRow(
+                                  rng, i / rows, rows == 1 ? 0 : int(i % 4),
+                                  0x1634F28 + i / rows * 30000)
                             : MakeEvent(rng, 1, i, 0));
   const int64_t start = cdc::MonoMicros();
   int64_t last_sync = start;
   uint64_t seq = 1;
   for (uint64_t txn = 1; seq <= events; ++txn) {
     for (int i = 0; i < rows; ++i, ++seq) {
-      const std::string& l = lines[seq % lines.size()];
+      const std::string& l = lines[(seq - 1) % lines.size()];
       Check((*w)->Append(l));
       r.raw_bytes += l.size() + 8 + std::to_string(seq).size();
     }

@@ -11,12 +11,6 @@
 
 namespace cdc::consume {
 
-namespace {
-// A frame buffer a huge frame grew is let go rather than kept for the
-// small frames that usually follow.
-constexpr size_t kKeepFrameBytes = 4u << 20;
-}  // namespace
-
 Reader::Reader(Options o) : opts_(std::move(o)) {}
 Reader::~Reader() = default;
 
@@ -96,16 +90,11 @@ Result<bool> Reader::NextAny(Event* e, bool* selected) {
   for (;;) {
     if (stopped_) return false;
     const log::FrameHeader& h = frame_.header;
-    const std::string& raw = frame_.raw;
-    // As log::Batch::ForEach: no view reaches outside `raw`, and at most
-    // event_count events come from one frame.
-    while (index_ < h.event_count && pos_ < raw.size()) {
-      size_t nl = raw.find('\n', pos_);
-      if (nl == std::string::npos) nl = raw.size();
+    // The log reader found each line's end (log::Batch::Line).
+    while (index_ < h.event_count) {
       const uint32_t i = index_++;
-      const std::string_view line(raw.data() + pos_, nl - pos_);
-      pos_ = nl + 1;
       if (i < frame_.skip) continue;
+      const std::string_view line = frame_.Line(i);
       const uint64_t seq = h.first_seq + i;
       const Selection::Verdict v = opts_.selection.Judge(seq, line);
       if (v == Selection::Verdict::kStop) {
@@ -121,10 +110,10 @@ Result<bool> Reader::NextAny(Event* e, bool* selected) {
       *selected = v == Selection::Verdict::kTake;
       return true;
     }
-    if (frame_.raw.capacity() > kKeepFrameBytes) std::string().swap(frame_.raw);
     CDC_ASSIGN_OR_RETURN(bool got, log_->Next(&frame_));
     if (!got) return false;
-    pos_ = 0;
+    if (frame_.ends.size() != frame_.header.event_count)
+      return Status::Internal("a frame's lines were not split");
     index_ = 0;
   }
 }

@@ -171,8 +171,7 @@ class Reader {
   std::unique_ptr<cursor::ConsumerStore> store_;
   std::optional<log::ChangeWaiter> waiter_;
   log::Batch frame_;
-  size_t pos_ = 0;      // next line in frame_.raw
-  uint32_t index_ = 0;  // its index in the frame
+  uint32_t index_ = 0;  // next line in frame_
   uint64_t consumed_ = 0;
   uint64_t batch_end_ = 0;  // end_seq of the last batch
   bool mid_txn_ = false;    // the last event consumed was not a txn's last

@@ -138,20 +138,28 @@ Selection::Verdict Selection::Judge(uint64_t seq,
   if (to_set_ && to_.kind == Position::Kind::kSeq && seq > to_.seq)
     return Verdict::kStop;
   event::HeadView v;
-  const size_t n = prefix_.size();
+  size_t n = prefix_.size();
   if (n > 0 && stored.size() > n &&
       std::memcmp(stored.data(), prefix_.data(), n) == 0) {
     // The same lsn, xid and ts as the event before (its transaction's).
     v.lsn = stored.substr(kLsnAt, lsn_len_);
     v.ts = stored.substr(ts_at_, ts_len_);
-    if (!event::ScanHeadFrom(stored, n, &v)) return JudgeParsed(stored);
   } else {
-    if (!event::ScanHead(stored, &v)) return JudgeParsed(stored);
-    prefix_.assign(stored.data(), v.op_at);
+    if (!event::ScanHeadStart(stored, &v)) return JudgeParsed(stored);
+    n = v.op_at;
+    prefix_.assign(stored.data(), n);
     lsn_len_ = v.lsn.size();
     ts_at_ = static_cast<size_t>(v.ts.data() - stored.data());
     ts_len_ = v.ts.size();
   }
+  // When the op alone decides (no table globs, no --to by lsn or time), a
+  // one-letter op other than m (a watermark's) is all there is to read.
+  if (!needs_names() && stored.size() > n + 1 && stored[n + 1] == '"' &&
+      stored[n] != 'm' && stored[n] != '"' && stored[n] != '\\')
+    return ops_.empty() || ops_.find(stored[n]) != std::string::npos
+               ? Verdict::kTake
+               : Verdict::kSkip;
+  if (!event::ScanHeadFrom(stored, n, &v)) return JudgeParsed(stored);
   // ScanHead read the canonical head, so a watermark's op and prefix are
   // where it stopped; the same test as JudgeParsed's search.
   if (!watermarks_ && v.op == "m" &&

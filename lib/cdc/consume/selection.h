@@ -79,10 +79,12 @@ class Selection {
   }
 
  private:
-  bool needs_head() const {
-    return !tables_.empty() || !exclude_.empty() || !ops_.empty() ||
+  // Whether anything but the op decides: a table, or --to by lsn or time.
+  bool needs_names() const {
+    return !tables_.empty() || !exclude_.empty() ||
            (to_set_ && to_.kind != Position::Kind::kSeq);
   }
+  bool needs_head() const { return needs_names() || !ops_.empty(); }
 
   struct Glob {
     std::string text;

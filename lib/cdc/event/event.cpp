@@ -142,6 +142,10 @@ bool StartsAt(std::string_view s, size_t p, const char (&key)[N]) {
 }  // namespace
 
 bool ScanHead(std::string_view s, HeadView* h) {
+  return ScanHeadStart(s, h) && ScanHeadFrom(s, h->op_at, h);
+}
+
+bool ScanHeadStart(std::string_view s, HeadView* h) {
   size_t p = 0;
   if (!ScanString(s, &p, "{\"lsn\":\"", &h->lsn)) return false;
   if (!StartsAt(s, p, ",\"xid\":")) return false;
@@ -152,7 +156,7 @@ bool ScanHead(std::string_view s, HeadView* h) {
   if (!ScanString(s, &p, ",\"ts\":\"", &h->ts) || !StartsAt(s, p, ",\"op\":\""))
     return false;
   h->op_at = p + 7;
-  return ScanHeadFrom(s, h->op_at, h);
+  return true;
 }
 
 bool ScanHeadFrom(std::string_view s, size_t op_at, HeadView* h) {

@@ -84,6 +84,8 @@ struct HeadView {
   size_t end = 0;    // offset in `stored` just past the last field read
 };
 bool ScanHead(std::string_view stored, HeadView* head);
+// ScanHead's first half: reads lsn, xid and ts and sets `op_at`.
+bool ScanHeadStart(std::string_view stored, HeadView* head);
 // ScanHead's second half, for a line whose first `op_at` bytes equal
 // those of a line ScanHead read (the events of one transaction share lsn,
 // xid and ts): reads op, schema and table from `op_at` and sets `end`,

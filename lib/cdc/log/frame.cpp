@@ -194,18 +194,30 @@ std::string DecodeTxnTable(std::string_view table, const FrameHeader& h,
   return "";
 }
 
-std::string CheckEventLines(std::string_view raw, uint32_t count) {
+std::string CheckEventLines(std::string_view raw, uint32_t count,
+                            std::vector<uint32_t>* ends) {
+  // kMaxFrameBytes keeps every offset within 32 bits.
+  if (raw.size() > kMaxFrameBytes) return "payload larger than a frame";
+  if (ends != nullptr) {
+    ends->clear();
+    ends->reserve(count);
+  }
   size_t pos = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    size_t nl = raw.find('\n', pos);
-    if (nl == std::string_view::npos)
+    const void* found =
+        pos < raw.size() ? std::memchr(raw.data() + pos, '\n', raw.size() - pos)
+                         : nullptr;
+    if (found == nullptr)
       return pos == raw.size()
                  ? "payload holds " + std::to_string(i) +
                        " events, header says " + std::to_string(count)
                  : "event " + std::to_string(i) + " has no final newline";
+    const size_t nl =
+        static_cast<size_t>(static_cast<const char*>(found) - raw.data());
     if (nl - pos < 2 || raw[pos] != '{' || raw[nl - 1] != '}')
       return "event " + std::to_string(i) + " is not a JSON object";
     pos = nl + 1;
+    if (ends != nullptr) ends->push_back(static_cast<uint32_t>(pos));
   }
   if (pos != raw.size()) return "payload has bytes after its last event";
   return "";

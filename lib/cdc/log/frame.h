@@ -128,8 +128,11 @@ std::string DecodeTxnTable(std::string_view table, const FrameHeader& h,
 // '\n' and shaped like a JSON object ('{' ... '}'). Returns what is wrong,
 // or an empty string. Readers check this before handing events out: a frame
 // can carry a valid checksum over a payload that breaks this (a writer bug,
-// or a crafted file), and that is corruption, never a crash.
-std::string CheckEventLines(std::string_view raw, uint32_t count);
+// or a crafted file), and that is corruption, never a crash. With `ends`,
+// also records where each line ends (the offset just past its '\n'), so
+// that readers split the lines without searching them again.
+std::string CheckEventLines(std::string_view raw, uint32_t count,
+                            std::vector<uint32_t>* ends = nullptr);
 
 // Reusable compression contexts; one per thread. The zstd state stays in
 // frame.cpp, so only the log library depends on zstd.

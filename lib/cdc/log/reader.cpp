@@ -235,13 +235,13 @@ Result<LogReader::Step> LogReader::NextSegment() {
 bool LogReader::NextOfGroup(Batch* b) {
   while (group_next_ < group_.size()) {
     const TxnEntry& t = group_[group_next_++];
-    // The lines passed CheckEventLines: each of the t.events ends in '\n'.
-    size_t end = group_pos_;
-    for (uint32_t i = 0; i < t.events; ++i)
-      end = group_raw_.find('\n', end) + 1;
-    const size_t start = group_pos_;
+    // DecodeTxnTable: the counts add up to the frame's, whose lines
+    // CheckEventLines found (ends_ holds one per event).
+    const uint32_t first_line = group_line_;
+    const uint32_t start = first_line == 0 ? 0 : ends_[first_line - 1];
+    const uint32_t end = ends_[first_line + t.events - 1];
     const uint64_t first = group_seq_;
-    group_pos_ = end;
+    group_line_ += t.events;
     group_seq_ += t.events;
     if (group_seq_ <= skip_to_) continue;
     b->header = group_header_;
@@ -251,8 +251,10 @@ bool LogReader::NextOfGroup(Batch* b) {
     b->header.commit_time = t.commit_time;
     b->header.xid = t.xid;
     b->header.table_len = 0;
-    b->header.raw_len = static_cast<uint32_t>(end - start);
-    b->raw.assign(group_raw_, start, end - start);
+    b->header.raw_len = end - start;
+    b->raw = std::string_view(raw_).substr(start, end - start);
+    b->ends = std::span<const uint32_t>(ends_).subspan(first_line, t.events);
+    b->ends_base = start;
     b->skip = skip_to_ > first ? static_cast<uint32_t>(skip_to_ - first) : 0;
     return true;
   }
@@ -273,8 +275,11 @@ Result<bool> LogReader::Next(Batch* b) {
       offset_ += h.frame_size();
       next_seq_ = h.end_seq();
       if (h.event_count == 0 || h.end_seq() <= skip_to_) continue;
-      std::string* raw = h.grouped() ? &group_raw_ : &b->raw;
-      Status s = codec_.Decompress(h, payload_, raw);
+      // A buffer a huge frame grew is let go rather than kept for the
+      // small frames that usually follow (the caller is done with it).
+      if (raw_.capacity() > (4u << 20)) std::string().swap(raw_);
+      if (ends_.capacity() > (1u << 20)) std::vector<uint32_t>().swap(ends_);
+      Status s = codec_.Decompress(h, payload_, &raw_);
       if (s.ok() && h.grouped()) {
         std::string bad_table = DecodeTxnTable(
             std::string_view(payload_).substr(0, h.table_len), h, &group_);
@@ -286,7 +291,7 @@ Result<bool> LogReader::Next(Batch* b) {
         group_.clear();
         return CorruptAt(off, h.first_seq, s.message());
       }
-      std::string bad_lines = CheckEventLines(*raw, h.event_count);
+      std::string bad_lines = CheckEventLines(raw_, h.event_count, &ends_);
       if (!bad_lines.empty()) {
         group_.clear();
         return CorruptAt(off, h.first_seq, bad_lines);
@@ -294,11 +299,14 @@ Result<bool> LogReader::Next(Batch* b) {
       if (h.grouped()) {
         group_header_ = h;
         group_next_ = 0;
-        group_pos_ = 0;
+        group_line_ = 0;
         group_seq_ = h.first_seq;
         continue;
       }
       b->header = h;
+      b->raw = raw_;
+      b->ends = ends_;
+      b->ends_base = 0;
       b->skip = skip_to_ > h.first_seq
                     ? static_cast<uint32_t>(skip_to_ - h.first_seq)
                     : 0;

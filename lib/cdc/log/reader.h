@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,11 +38,24 @@ namespace cdc::log {
 
 // The events of one frame, or of one transaction of a grouped frame (whose
 // header then describes that transaction alone: its seq range and commit,
-// TXN_END, no table). Lines are in stored form (no "seq"/"last").
+// TXN_END, no table). Lines are in stored form (no "seq"/"last"). A Batch
+// filled by LogReader::Next views the reader's buffers: it is valid until
+// the next call to Next() or a seek on that reader, or its destruction.
 struct Batch {
   FrameHeader header;
-  std::string raw;    // decompressed payload: event_count lines
-  uint32_t skip = 0;  // leading events to skip (a seek into the frame)
+  std::string_view raw;  // the decompressed lines: event_count of them
+  uint32_t skip = 0;     // leading events to skip (a seek into the frame)
+  // From LogReader::Next: where each line ends (just past its '\n'), as
+  // offsets from `ends_base` (raw begins there); one per event. Empty in a
+  // Batch built otherwise, which Line() must not be used on.
+  std::span<const uint32_t> ends;
+  uint32_t ends_base = 0;
+
+  // Line `i` (< header.event_count) without its '\n', from `ends`.
+  std::string_view Line(uint32_t i) const {
+    const uint32_t from = i == 0 ? 0 : ends[i - 1] - ends_base;
+    return raw.substr(from, ends[i] - 1 - ends_base - from);
+  }
 
   // Calls fn(seq, line, last_in_txn) for each event after `skip`. Batches
   // from LogReader::Next passed CheckEventLines: every line is "{...}".
@@ -57,7 +71,7 @@ struct Batch {
       if (nl == std::string::npos) nl = raw.size();
       if (i >= skip) {
         bool last = header.txn_end() && i + 1 == header.event_count;
-        fn(seq, std::string_view(raw.data() + pos, nl - pos), last);
+        fn(seq, raw.substr(pos, nl - pos), last);
       }
       pos = nl + 1;
     }
@@ -124,13 +138,15 @@ class LogReader {
   Codec codec_;
   std::string payload_;
 
+  // The lines of the frame last read, and where each ends (Batch::ends).
+  std::string raw_;
+  std::vector<uint32_t> ends_;
   // A grouped frame being handed out one transaction at a time.
   FrameHeader group_header_;
-  std::string group_raw_;
   std::vector<TxnEntry> group_;
-  size_t group_next_ = 0;   // its next transaction
-  size_t group_pos_ = 0;    // that transaction's first byte in group_raw_
-  uint64_t group_seq_ = 0;  // ... and first seq
+  size_t group_next_ = 0;    // its next transaction
+  uint32_t group_line_ = 0;  // that transaction's first line in raw_
+  uint64_t group_seq_ = 0;   // ... and first seq
 
   uint64_t base_seq_ = 0;
   std::string seg_name_;
