@@ -4,6 +4,9 @@
 //                 [--events 2000000] [--runs 3] [--follow-seconds 10]
 //                 [--workload-events 500000] [--workload-follow-seconds 5]
 //   cdc-bench-log --make-log ROWS --dir D [--events N]   (only writes D)
+//   cdc-bench-log --append-only --dir D [--events N] [--runs R]
+//                 (the append figure alone, each run's on a line: to set
+//                 two builds of the writer side by side)
 //   cdc-bench-log --tail-vs-cat --bin build/tools [--dir /tmp]
 //                 [--json out.json] [--events 1000000] [--runs 5]
 //
@@ -557,7 +560,12 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--stdin-latency")
     return StdinLatency();
   Args a;
-  bool tail_vs_cat = false;
+  bool tail_vs_cat = false, append_only = false;
+  if (argc > 1 && std::string(argv[1]) == "--append-only") {
+    append_only = true;
+    --argc;
+    ++argv;
+  }
   if (argc > 1 && std::string(argv[1]) == "--tail-vs-cat") {
     tail_vs_cat = true;
     a.events = 1000000;
@@ -586,6 +594,7 @@ int main(int argc, char** argv) {
       a.workload_events = std::stoull(v);
     else if (k == "--make-log")
       a.make_rows = std::stoi(v);
+
     else if (k == "--workload-follow-seconds")
       a.workload_follow_seconds = std::stoi(v);
     else {
@@ -594,6 +603,13 @@ int main(int argc, char** argv) {
     }
   }
   if (tail_vs_cat) return TailVsCat(a);
+  if (append_only) {
+    const std::string dir = a.dir + "/cdc-bench-append";
+    for (int r = 0; r < a.runs; ++r)
+      printf("append %.0f ev/s\n", a.events / Append(dir, a.events).seconds);
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
   if (a.make_rows > 0) {  // a log to profile cdc-tail on, left in --dir
     Append(a.dir, a.events, a.make_rows, true);
     return 0;
