@@ -43,6 +43,7 @@
 #include "cdc/log/position.h"
 #include "cdc/log/schemas.h"
 #include "cdc/log/segment.h"
+#include "cdc/log/syncer.h"
 
 namespace cdc::log {
 
@@ -74,18 +75,6 @@ struct WriterOptions {
 struct RecoveryReport {
   uint64_t truncated_bytes = 0;  // cut from the newest segment's tail
   uint64_t resealed = 0;         // seal records rebuilt after a crash
-};
-
-// fsync timings, updated by the writer's thread, readable from any thread.
-struct SyncStats {
-  static constexpr int kBuckets = 12;
-  // Upper bounds in µs of the histogram buckets (the last is +Inf).
-  static constexpr int64_t kBoundsUs[kBuckets - 1] = {
-      250, 500, 1000, 2000, 5000, 10000, 25000, 50000, 100000, 250000, 1000000};
-  std::atomic<uint64_t> count{0};
-  std::atomic<uint64_t> total_us{0};
-  std::atomic<uint64_t> buckets[kBuckets] = {};
-  std::atomic<uint64_t> bytes_written{0};
 };
 
 class LogWriter {
@@ -131,14 +120,14 @@ class LogWriter {
   // Cheap to call more often than RequestSync.
   Status RequestWrite();
   // A sync asked for has not finished yet.
-  bool SyncPending() const { return sync_done_.load() < sync_requested_; }
+  bool SyncPending() const { return syncer_.synced_id() < sync_requested_; }
 
   // Commit LSN of the last durable transaction (0 if none).
-  Lsn durable_lsn() const { return durable_lsn_.load(); }
+  Lsn durable_lsn() const { return syncer_.durable_lsn(); }
   // The flush position that may be acknowledged to the source: that of the
   // last durable TXN_END frame (SourcePosition::FlushLsn), 0 if none. It
   // moves only when a sync covering that frame has finished.
-  Lsn durable_flush_lsn() const { return durable_flush_.load(); }
+  Lsn durable_flush_lsn() const { return syncer_.durable_flush(); }
   // Waits up to `timeout_ms` for the durable position to reach `lsn`.
   Status WaitDurable(Lsn lsn, int timeout_ms);
 
@@ -152,7 +141,7 @@ class LogWriter {
   // Commits since the last RequestSync().
   uint64_t unsynced_commits() const { return unsynced_commits_; }
   const RecoveryReport& recovery() const { return recovery_; }
-  const SyncStats& sync_stats() const { return stats_; }
+  const SyncStats& sync_stats() const { return syncer_.stats(); }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -182,6 +171,7 @@ class LogWriter {
   };
 
   LogWriter(std::string dir, const WriterOptions& opts);
+  // Runs the steps of recovery.h and takes up where the log ends.
   Status Recover();
   Status HashPrefix();
   // Cuts LOG/schemas.ndjson back to the lines of seqs below next_seq_
@@ -195,9 +185,12 @@ class LogWriter {
   // one grouped frame; what follows them (the open transaction's events)
   // stays.
   Status FlushGroup();
-  Status Push(Job job);
   Status PushBatch();
   Status Failed();
+
+  // The worker pool (writer_pool.cpp): jobs are compressed in parallel,
+  // then applied to the segment in queue order, one ticket at a time.
+  Status Push(Job job);
   void WaitIdle();
   void Work();
 
@@ -205,23 +198,9 @@ class LogWriter {
   Status OpenActive(uint64_t base_seq, bool create);
   Status Place(const Job& job);
   // Writes what is buffered; sets *sync_fd to a descriptor to fdatasync
-  // once the ticket is released (or syncs inline before sealing).
+  // (reserved with syncer_) once the ticket is released, or syncs inline
+  // before sealing.
   Status DoSync(const Job& job, int* sync_fd);
-  // A sync request waiting for (or running) the file's one fdatasync.
-  struct SyncRequest {
-    int fd = -1;  // a dup of the segment's descriptor, owned
-    Lsn lsn = 0, flush = 0;
-    uint64_t id = 0;
-    DurableMark mark;  // what is durable once it completes
-  };
-  // Writes mark_synced_ when it is newer than what LOG/durable says and
-  // `force` or durable_mark_ms has passed. Called by the syncer.
-  void MaybeWriteMark(bool force);
-  // Runs `req` and every request that arrives meanwhile, one fdatasync at
-  // a time; called with mu_ held by the thread that set sync_running_.
-  void RunSyncs(SyncRequest req, std::unique_lock<std::mutex>& lk);
-  void CompleteSync(const SyncRequest& req, const Status& s);
-  Status TimedSync(int fd);
   Status Flush();
   // Writes `bytes` at the end of the segment (the buffer must be empty).
   Status WriteOut(std::string_view bytes);
@@ -278,33 +257,16 @@ class LogWriter {
   std::mutex mu_;
   std::condition_variable cv_work_;   // worker: a job arrived
   std::condition_variable cv_space_;  // caller: queue has room / idle
-  std::condition_variable cv_synced_;
   std::deque<Job> queue_;
   size_t queued_bytes_ = 0;
   size_t in_flight_ = 0;  // jobs taken by workers, not yet applied
   uint64_t next_ticket_ = 0;
   uint64_t turn_ = 0;  // ticket whose output is applied next
   bool stop_ = false;
-  std::atomic<uint64_t> sync_done_{0};
-  Status failed_;
-  std::atomic<bool> has_failed_{false};
-  std::atomic<Lsn> durable_lsn_{0};
-  std::atomic<Lsn> durable_flush_{0};
-  std::atomic<int> syncs_running_{0};  // sync requests not yet completed
-  // One fdatasync per file at a time: descriptors made by dup() share one
-  // writeback-error cursor, so of two overlapping fdatasyncs one may
-  // succeed after the other consumed the error (and the durable position
-  // would pass data that never reached the disk). Requests arriving while
-  // one runs wait in pending_sync_ (the newest covers the older ones).
-  bool sync_running_ = false;
-  std::optional<SyncRequest> pending_sync_;
-  std::condition_variable cv_sync_idle_;
-  Status sync_error_;  // the first failed fdatasync: every later one fails
-  DurableMark mark_synced_;   // under mu_: the newest synced mark
-  DurableMark mark_written_;  // syncer only: what LOG/durable holds
-  int64_t mark_written_at_ = 0;
+  // The fdatasyncs, the durable position and mark, and the writer's first
+  // failure (sticky), under mu_.
+  Syncer syncer_;
   uint64_t commit_end_ = 0;  // background: offset after the last TXN_END
-  SyncStats stats_;
   std::condition_variable cv_turn_;
   std::vector<std::thread> workers_;
 };
