@@ -17,11 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool quiet = false, follow = false;
   app.add_option("--dsn", dsn);
   app.add_option("--slot", slot);
-  app.add_option("--tables", tables)->delimiter(',');
+  app.add_option("--table", tables)->delimiter(',');
   app.add_option("--segment-size", size_text);
-  app.add_option("--commit-delay", delay)->check(cdc::tools::DurationFlag(0));
+  app.add_option("--commit-delay", delay)
+      ->transform(cdc::tools::DurationFlag(0, false,
+                                           cdc::tools::DurationUnit::kMillis));
   app.add_option("--metrics-interval", interval)
-      ->check(cdc::tools::DurationFlag(0, /*exclusive=*/true));
+      ->transform(cdc::tools::DurationFlag(0, /*exclusive=*/true));
   app.add_option("--replicas", replicas)->check(CLI::Range(1, 5));
   app.add_option("--batch", batch)->check(CLI::Range(1, 1000000));
   app.add_flag("-q,--quiet", quiet);

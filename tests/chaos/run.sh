@@ -99,7 +99,7 @@ sup() {
 # source and streams; it must live through restarts of PostgreSQL before
 # the random kills begin (a reconnect once checked the source as read at
 # start, before this process recorded it, and exited 78).
-sup capture cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --tables a,b,c \
+sup capture cdc-capture --log "$L" --dsn "$CDC_TEST_DSN" --table a,b,c \
   --segment-size 256k --commit-delay 5 --reconnect-max 120 -q
 for _ in $(seq 300); do
   [ "$(psql_q -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc'")" = 1 ] && break
@@ -191,9 +191,9 @@ for s in segs[:-1]:
         break
     gone += 1
 # Segments sealed between this listing and the retention run would make
-# --max-segments reach further: keep a margin.
+# --retain-segments reach further: keep a margin.
 print(len(segs) - gone + 4)")
-  cdc-log retain --log "$L" --max-segments "$keep" > /dev/null && count retain
+  cdc-log retain --log "$L" --retain-segments "$keep" > /dev/null && count retain
 }
 last_backup=-1000000
 backup() {

@@ -27,7 +27,56 @@ TEST_CASE("a duration that does not fit in microseconds is a usage error",
   }
 }
 
-TEST_CASE("retain --max-age out of range removes nothing and exits 64",
+TEST_CASE("every duration has one grammar: NUMBER[ms|s|m|h|d|w]",
+          "[cli][flags]") {
+  CHECK(*ParseDuration("500ms") == 500000);
+  CHECK(*ParseDuration("1.5s") == 1500000);
+  CHECK(*ParseDuration("90") == 90000000);
+  CHECK(*ParseDuration("0.25m") == 15000000);
+  CHECK(*ParseDuration("2h") == 7200000000ll);
+  CHECK(*ParseDuration("1.0000001s") == 1000000);
+  CHECK(*ParseDuration("2w") == 2 * 604800000000ll);
+  for (const char* bad :
+       {"", "s", "ms", "1.", ".5", "1e3", "0x10", " 5", "5 ", "+5", "-1", "5 s",
+        "5sec", "1ms5", "1S", "nan", "inf", "1..5s"}) {
+    INFO('"' << bad << '"');
+    auto d = ParseDuration(bad);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.status().code() == Code::kUsage);
+  }
+  // Flags kept as a number of seconds or milliseconds take the same text.
+  struct Case {
+    const char* text;
+    DurationUnit unit;
+    double want;
+  };
+  for (const Case& c : {Case{"250ms", DurationUnit::kSeconds, 0.25},
+                        Case{"2", DurationUnit::kSeconds, 2},
+                        Case{"1m", DurationUnit::kSeconds, 60},
+                        Case{"10", DurationUnit::kMillis, 10},
+                        Case{"0.5s", DurationUnit::kMillis, 500},
+                        Case{"0", DurationUnit::kMillis, 0}}) {
+    INFO(c.text);
+    CLI::App app;
+    double v = -1;
+    app.add_option("--d", v)->transform(DurationFlag(0, false, c.unit));
+    std::vector<std::string> args = {"--d", c.text};
+    std::reverse(args.begin(), args.end());
+    REQUIRE_NOTHROW(app.parse(args));
+    CHECK(v == Approx(c.want));
+  }
+  for (const char* bad : {"0", "0ms", "1e1", "-1", "2000000000"}) {
+    INFO(bad);
+    CLI::App app;
+    double v = -1;
+    app.add_option("--d", v)->transform(DurationFlag(0, /*exclusive=*/true));
+    std::vector<std::string> args = {"--d", bad};
+    std::reverse(args.begin(), args.end());
+    CHECK_THROWS(app.parse(args));
+  }
+}
+
+TEST_CASE("retain --retain-age out of range removes nothing and exits 64",
           "[cli][flags][retention]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
@@ -39,12 +88,12 @@ TEST_CASE("retain --max-age out of range removes nothing and exits 64",
   for (const char* age : {"10000000000000", "9223372036855", "106751992d"}) {
     INFO(age);
     CHECK(test::RunTool(logtool::RunCli, {"cdc-log", "retain", "--log", log,
-                                          "--max-age", age}) == 64);
+                                          "--retain-age", age}) == 64);
     CHECK(log::ListSegments(log)->size() == before);
   }
   // The largest age that fits is simply "keep everything".
   CHECK(test::RunTool(logtool::RunCli, {"cdc-log", "retain", "--log", log,
-                                        "--max-age", "9223372036854"}) == 0);
+                                        "--retain-age", "9223372036854"}) == 0);
   CHECK(log::ListSegments(log)->size() == before);
 }
 
@@ -83,7 +132,7 @@ TEST_CASE("numbers in flags are decimal digits only", "[cli][flags]") {
     CHECK(test::RunTool(tail::RunCli, {"cdc-tail", "--log", log, "-n", v}) ==
           64);
     CHECK(test::RunTool(logtool::RunCli, {"cdc-log", "retain", "--log", log,
-                                          "--max-segments", v}) == 64);
+                                          "--retain-segments", v}) == 64);
     CHECK(test::RunTool(ack::RunCli, {"cdc-ack", "--log", log, "-c", "x",
                                       "--interval", v}) == 64);
     // A position's -N is the last N events (cdc-tail(1), "Positions").

@@ -250,6 +250,9 @@ TEST_CASE("a cursor beyond the log's end, or negative, is refused",
     CHECK_THAT(out, Catch::Contains("\"acked_seq\":15,\"lag\":null,"
                                     "\"expired\":false,\"damaged\":true"));
     CHECK(run(logtool::RunCli, {"cdc-log", "stats", "--log", log}) == 65);
+    CHECK_THAT(out, Catch::Contains(" lag - damaged\n"));
+    CHECK(run(logtool::RunCli, {"cdc-log", "stats", "--log", log, "--json"}) ==
+          65);
     CHECK_THAT(out, Catch::Contains("\"damaged\":true"));
     CHECK(run(logtool::RunCli,
               {"cdc-log", "stats", "--log", log, "--prometheus"}) == 0);

@@ -77,7 +77,7 @@ feed() {
   for l in "$REF" "$P"; do cdc-log import --log "$l" --segment-size 4k --commit-delay 0 -q < "$T/feed"; done
 }
 gen_events 1 1500 5 | feed
-( while :; do cdc-log retain --log "$P" --max-segments 3 > /dev/null 2>&1 || true; done ) & rp=$!
+( while :; do cdc-log retain --log "$P" --retain-segments 3 > /dev/null 2>&1 || true; done ) & rp=$!
 at_exit "kill $rp"
 pinned=0
 for i in 1 2 3 4 5; do
@@ -103,10 +103,10 @@ hp=$!
 for _ in $(seq 50); do [ -e "$P/.held" ] && break; sleep 0.05; done
 gen_events 1700 100 5 | cdc-log import --log "$P" --segment-size 4k --commit-delay 0 -q
 n=$(ls "$P/segments" | grep -c '\.seg$')
-expect_exit 0 cdc-log retain --log "$P" --max-segments 1
+expect_exit 0 cdc-log retain --log "$P" --retain-segments 1
 grep -q 'a running cdc-backup pins the log' "$T/err" || fail "pinned retention: $(cat "$T/err")"
 [ "$(ls "$P/segments" | grep -c '\.seg$')" = "$n" ] || fail "retention removed segments while pinned"
 kill "$hp" 2>/dev/null; wait "$hp" 2>/dev/null || true
-cdc-log retain --log "$P" --max-segments 1 > /dev/null 2>&1
+cdc-log retain --log "$P" --retain-segments 1 > /dev/null 2>&1
 [ "$(ls "$P/segments" | grep -c '\.seg$')" = 1 ] || fail "retention did not resume after the pin"
 ok "backups during cdc-log retain verify and match; a pin holds retention off"

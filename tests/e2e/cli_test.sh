@@ -21,7 +21,7 @@ before=$(cdc-tail --log "$L" | md5sum)
 [ "$(timeout 10 cdc-tail --log "$L" -f --to 3 | wc -l)" = 3 ] || fail "-f --to 3 did not stop at seq 3"
 [ "$(cdc-tail --log "$L" --from 5 -n 2 | head -1 | cut -c1-9)" = '{"seq":5,' ] || fail "--from 5"
 expect_exit 64 cdc-ack --log "$L" -c y --create 5
-expect_exit 64 cdc-log retain --log "$L" --max-bytes 10Q
+expect_exit 64 cdc-log retain --log "$L" --retain-bytes 10Q
 grep -q '^cdc-log: invalid size "10Q" (units: k, M, G, T)$' "$T/err" || fail "bad size message"
 ok "positions, --to, -n"
 
@@ -218,12 +218,15 @@ fi
 cdc-log verify --log "$L" -q
 ok "log still valid after every bad input"
 
-# cdc-log stats: JSON, and the Prometheus exposition format promtool
-# accepts, with each consumer's lag.
+# cdc-log stats: lines of text, JSON, and the Prometheus exposition format
+# promtool accepts, with each consumer's lag.
 S="$T/stats"
 gen_events 1 4 5 | cdc-log import --log "$S" -q
 cdc-ack --log "$S" -c half --create --seek 10 > /dev/null
 expect_exit 0 cdc-log stats --log "$S"
+grep -qx 'last_seq     20' "$T/out" || fail "stats: $(cat "$T/out")"
+grep -qx 'consumer     half acked_seq 9 lag 11' "$T/out" || fail "stats: $(cat "$T/out")"
+expect_exit 0 cdc-log stats --log "$S" --json
 python3 -c "
 import json, sys
 j = json.load(open('$T/out'))
@@ -234,7 +237,8 @@ promtool check metrics < "$T/out" > "$T/lint" 2>&1 || { cat "$T/lint"; fail "pro
 grep -qE '^cdc_log_consumer_lag_events\{log_id="[0-9a-f]{32}",consumer="half"\} 11$' "$T/out" ||
   fail "stats --prometheus: $(grep lag "$T/out")"
 expect_exit 66 cdc-log stats --log "$T/nope" --prometheus
-ok "cdc-log stats: JSON, and Prometheus text promtool accepts"
+expect_exit 64 cdc-log stats --log "$S" --json --prometheus
+ok "cdc-log stats: text, JSON, and Prometheus text promtool accepts"
 
 # cdc-log import on a terminal: a progress line, then the summary on a
 # line of its own.

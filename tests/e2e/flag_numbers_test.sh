@@ -10,12 +10,12 @@ L="$T/log"
 gen_events 1 20 1 | cdc-log import --log "$L" -q
 
 # "SUB OPTION KIND" for each option of TOOL whose value is a number (N:
-# a count, FLOAT: seconds or milliseconds), from --help.
+# a count, DURATION: a number with an optional unit), from --help.
 numeric_options() {
   local tool=$1 sub
   for sub in "" $("$tool" --help | awk '/^Subcommands:/ { f = 1; next } f && NF { print $1 }'); do
     # shellcheck disable=SC2086
-    { "$tool" $sub --help | grep -oE -- '--[a-z][a-z0-9-]* (N|FLOAT)\b' || true; } |
+    { "$tool" $sub --help | grep -oE -- '--[a-z][a-z0-9-]* (N|FLOAT|DURATION)\b' || true; } |
       while read -r opt kind; do echo "${sub:--} $opt $kind"; done
   done
 }
@@ -26,7 +26,7 @@ for tool in cdc-tail cdc-ack cdc-log cdc-capture cdc-backup cdc-redis cdc-nats; 
     for v in 0x10 ' 5' '5 ' +5 1e1 -1 0x1p3 ' ' '٥'; do
       # shellcheck disable=SC2086
       expect_exit 64 "$tool" $sub "$opt" "$v"
-      grep -qE -- "^$tool: $opt: not a decimal (integer|number): " "$T/err" ||
+      grep -qE -- "^$tool: $opt: (not a decimal (integer|number): |invalid duration \")" "$T/err" ||
         fail "$tool $sub $opt '$v': $(cat "$T/err")"
     done
     if [ "$kind" = N ]; then

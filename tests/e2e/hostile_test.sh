@@ -153,7 +153,7 @@ for t in -9223372036854775808 9223372036854775807; do
   grep -q -- "-290308-12-21T19:59:05.224192Z\|294247-01-10T04:00:54.775807Z" "$T/out" ||
     fail "segments: extreme time not shown: $(cat "$T/out")"
   cdc-log info --log "$T/ext" > /dev/null
-  cdc-log retain --log "$T/ext" --max-age 1d --dry-run > /dev/null
+  cdc-log retain --log "$T/ext" --retain-age 1d --dry-run > /dev/null
   rm -rf "$T/ft"; bad_frame "$T/ft" 1 "$ev + b'\n'" "$t"
   cdc-log info --log "$T/ft" > "$T/out"
   grep -q -- "last_commit: *\(-290308-12-21T19:59:05.224192Z\|294247-01-10T04:00:54.775807Z\)" "$T/out" ||

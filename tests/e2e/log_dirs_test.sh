@@ -34,7 +34,7 @@ every_tool() {  # every_tool DIR
   for sub in info verify consumers stats segments snapshots; do
     refused "$1" cdc-log "$sub" --log "$L"
   done
-  refused "$1" cdc-log retain --log "$L" --max-segments 1
+  refused "$1" cdc-log retain --log "$L" --retain-segments 1
   refused "$1" cdc-log wait --log "$L" --lsn 0/1 --timeout 1s
   refused "$1" cdc-log snapshot --log "$L" --table public.t --no-wait
   refused "$1" cdc-log import --log "$L" -q < "$T/more"

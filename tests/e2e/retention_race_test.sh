@@ -3,7 +3,7 @@
 # either prints every event in order (reading on through the descriptor it
 # holds) or exits 10 (expired) with a clear message — never a silent prefix
 # with status 0 — and a follower keeps following events written later.
-# Also: a --max-age that overflows is refused and deletes nothing.
+# Also: a --retain-age that overflows is refused and deletes nothing.
 source "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-8}
 
@@ -27,7 +27,7 @@ for line in sys.stdin:
 PY
 
 retain_loop() {
-  while :; do cdc-log retain --log "$L" --max-segments 2 > /dev/null 2>&1 || true; done
+  while :; do cdc-log retain --log "$L" --retain-segments 2 > /dev/null 2>&1 || true; done
 }
 stop_retain() { kill "$rp" 2>/dev/null || true; wait "$rp" 2>/dev/null || true; }
 
@@ -125,11 +125,11 @@ ok "a caught-up follower sees events written while retention runs"
 # An age limit that overflows would make every segment "too old".
 rm -rf "$T/log"; cp -r "$P" "$T/log"; L="$T/log"
 for age in 10000000000000 9223372036855 106751992d 99999999999999999999w; do
-  expect_exit 64 cdc-log retain --log "$L" --max-age "$age"
-  [ "$(head -1 "$T/err")" = "cdc-log: duration \"$age\" is too large" ] || fail "$(cat "$T/err")"
+  expect_exit 64 cdc-log retain --log "$L" --retain-age "$age"
+  [ "$(head -1 "$T/err")" = "cdc-log: --retain-age: duration \"$age\" is too large" ] || fail "$(cat "$T/err")"
   expect_exit 64 cdc-capture --log "$T/cap" --dsn host=/nonexistent --retain-age "$age"
-  [ "$(head -1 "$T/err")" = "cdc-capture: duration \"$age\" is too large" ] || fail "$(cat "$T/err")"
+  [ "$(head -1 "$T/err")" = "cdc-capture: --retain-age: duration \"$age\" is too large" ] || fail "$(cat "$T/err")"
 done
-[ "$(ls "$L/segments" | grep -c '\.seg$')" = "$nseg" ] || fail "a refused --max-age deleted segments"
+[ "$(ls "$L/segments" | grep -c '\.seg$')" = "$nseg" ] || fail "a refused --retain-age deleted segments"
 [ ! -e "$T/cap" ] || fail "a refused --retain-age created a log"
-ok "an overflowing --max-age / --retain-age is refused with 64 and deletes nothing"
+ok "an overflowing --retain-age (cdc-log and capture) is refused with 64 and deletes nothing"

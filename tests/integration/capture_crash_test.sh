@@ -9,7 +9,7 @@ KILLS=${KILLS:-22}
 pg_start "$T"
 wl_schema
 as_least_privilege a,b,c
-capture --tables a,b,c --exit-when-idle
+capture --table a,b,c --exit-when-idle
 python3 "$HERE/workload.py" 1 ${TXNS:-12000} 7 > "$T/work.sql"
 psql -X -q -f "$T/work.sql" > /dev/null 2>&1 &
 work=$!

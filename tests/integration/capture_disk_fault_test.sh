@@ -19,7 +19,7 @@ SHIM="$BIN/../tests/libcdc_faultfs.so"
 [ -f "$SHIM" ] || fail "no $SHIM (build the cdc_faultfs target)"
 pg_start "$T"
 wl_schema
-capture --tables a,b,c --exit-when-idle
+capture --table a,b,c --exit-when-idle
 python3 "$HERE/workload.py" 1 "${TXNS:-6000}" 9 > "$T/work.sql"
 psql -X -q -f "$T/work.sql" > /dev/null 2>&1 &
 work=$!

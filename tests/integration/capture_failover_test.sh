@@ -60,7 +60,7 @@ done
   fail "the standby is not streaming: $(tail -5 "$T/sb.log")"
 ok "a standby streams from the primary (PostgreSQL $PG_MAJOR)"
 
-capture --tables a,b,c --failover --exit-when-idle 2> "$T/first.err" || fail "first capture: $(cat "$T/first.err")"
+capture --table a,b,c --failover --exit-when-idle 2> "$T/first.err" || fail "first capture: $(cat "$T/first.err")"
 [ "$(psql_q -c "SELECT failover FROM pg_replication_slots WHERE slot_name = 'cdc'")" = t ] ||
   fail "the slot is no failover slot"
 python3 "$HERE/workload.py" 1 ${FAILOVER_TXNS:-30000} 21 > "$T/work1.sql"

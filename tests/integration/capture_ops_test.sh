@@ -144,7 +144,7 @@ PGPASSWORD=right-secret cdc-capture --log "$T/log4" --slot cdc4 -q --exit-when-i
 psql_q -c "SELECT pg_drop_replication_slot('cdc4')" >/dev/null
 ok "a wrong password is an authentication failure (77), not retried nor printed"
 rc=0; cdc-capture --log "$T/log2" --dsn "$CDC_TEST_DSN" --slot s2 --publication p2 \
-  --tables no_such_table --exit-when-idle 2> "$T/err" || rc=$?
+  --table no_such_table --exit-when-idle 2> "$T/err" || rc=$?
 [ "$rc" = 78 ] && grep -q 'no_such_table' "$T/err" || fail "missing table: $rc $(cat "$T/err")"
 ok "a publication of a missing table is a configuration error (78), not retried"
 rc=0; echo '{"lsn":"F/0","xid":1,"ts":"2026-11-29T00:00:00Z","op":"m"}' |

@@ -8,7 +8,7 @@ source "$HERE/wl.sh"
 pg_start "$T"
 wl_schema
 as_least_privilege a,b,c
-capture --tables a,b,c --exit-when-idle
+capture --table a,b,c --exit-when-idle
 capture_bg --reconnect-max 60 --status-interval 1
 at_exit "kill -9 $CAP"
 python3 "$HERE/workload.py" 1 6000 11 > "$T/work1.sql"

@@ -8,7 +8,7 @@ pg_start "$T"
 psql_q -c "CREATE TABLE ty (id int PRIMARY KEY, amount numeric(10,2), ratio numeric,
   day date, at time, at3 time(3), ts timestamp, ts3 timestamp(3), tstz timestamptz,
   raw bytea, doc jsonb)"
-capture --tables ty --exit-when-idle
+capture --table ty --exit-when-idle
 # Capture reports a table's types when its shape changes: the first insert
 # makes PostgreSQL send the relation, the new column a schema event.
 psql_q -c "INSERT INTO ty (id) VALUES (0)" -c "ALTER TABLE ty ADD COLUMN note text" \
@@ -16,7 +16,7 @@ psql_q -c "INSERT INTO ty (id) VALUES (0)" -c "ALTER TABLE ty ADD COLUMN note te
   -c "INSERT INTO ty VALUES (1, -12.5, 12.5, '2026-11-29', '07:41:02.123456', '07:41:02.123',
       '2026-11-29 07:41:02.123456', '2026-11-29 07:41:02.123', '2026-11-29 08:41:02.1234+01',
       '\\x0102ff', '{\"a\": [1]}', '12.50')"
-capture --tables ty --exit-when-idle
+capture --table ty --exit-when-idle
 
 check() {  # check PYTHON-ASSERTIONS FLAGS...: on the after of row 1
   local code=$1; shift
@@ -63,7 +63,7 @@ rows2 1 200
 cap2
 rows2 201 220
 cap2
-cdc-log retain --log "$L2" --max-segments 1 >/dev/null
+cdc-log retain --log "$L2" --retain-segments 1 >/dev/null
 [ "$(cdc-tail --log "$L2" --schema-changes --op s | wc -l)" = 0 ] ||
   fail "retention was to remove ty2's schema event from the log"
 python3 - "$(cat "$L2/schemas.ndjson")" <<'PY' || fail "ty2's schema event is not in the schema file"

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 pg_start "$T"
 psql_q -c "CREATE TABLE rw (id int PRIMARY KEY, note text)"
-capture --tables rw --exit-when-idle
+capture --table rw --exit-when-idle
 
 write() {  # write ID: commits a row, prints the WAL position after it
   psql_q -c "INSERT INTO rw VALUES ($1, 'row $1')" -c "SELECT pg_current_wal_lsn()" | tail -1

@@ -24,11 +24,11 @@ TABLES=a,b,c,nopk,ping
 as_least_privilege "$TABLES"
 # The slot and publication, without an initial snapshot: every row the
 # tables hold now reaches the log only through the incremental snapshots.
-capture --tables "$TABLES" --snapshot never --exit-when-idle
+capture --table "$TABLES" --snapshot never --exit-when-idle
 python3 "$HERE/snap_workload.py" "$ROWS" "$TXNS" 17 > "$T/work.sql"
 
 start_capture() {
-  capture_bg --tables "$TABLES" --metrics-file "$T/cdc.prom" --metrics-interval 0.2
+  capture_bg --table "$TABLES" --metrics-file "$T/cdc.prom" --metrics-interval 0.2
 }
 start_capture
 psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &

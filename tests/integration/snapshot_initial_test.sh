@@ -20,7 +20,7 @@ CREATE TABLE types (
   tstz timestamptz, iv interval, ia int4[], ta text[], m mood, dom posint,
   ip inet, jn jsonb, ja jsonb[], big text, tab text);
 SQL
-cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/streamed" --slot s1 --publication p1 --tables public.types --exit-when-idle
+cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/streamed" --slot s1 --publication p1 --table public.types --exit-when-idle
 psql_q >/dev/null <<'SQL'
 INSERT INTO types (i2,i4,i8,num,f4,f8,b,t,vc,ch,by,j,jb,u,d,tm,tmtz,ts,tstz,iv,ia,ta,m,dom,ip,jn,ja,big,tab) VALUES
  (-32768, 2147483647, 9223372036854775807, 12345678901234.56789, 1.5, 'NaN', true,
@@ -35,7 +35,7 @@ INSERT INTO types (f4, f8, num, d, ts, tstz) VALUES ('Infinity', '-Infinity', 'N
 INSERT INTO types DEFAULT VALUES;
 SQL
 cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/streamed" --slot s1 --publication p1 --exit-when-idle
-cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/snap" --slot s2 --publication p2 --tables public.types --exit-when-idle
+cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/snap" --slot s2 --publication p2 --table public.types --exit-when-idle
 python3 - "$T" <<'PY'
 import json, subprocess, sys
 def rows(log, op):
@@ -61,7 +61,7 @@ psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &
 work=$!
 at_exit "kill $work 2>/dev/null"
 sleep 0.3
-cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" --tables a,b,c \
+cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" --table a,b,c \
   --metrics-file "$T/cdc.prom" --metrics-interval 0.2 2> "$T/capture.err" &
 CAP=$!
 wait "$work" || fail "workload: $(tail -3 "$T/work.out")"

@@ -17,7 +17,7 @@ psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &
 work=$!
 at_exit "kill $work 2>/dev/null"
 for k in $(seq "$KILLS"); do
-  capture_bg --tables a,b,c
+  capture_bg --table a,b,c
   # Killed while it copies a table (its COPY is running).
   killed=no
   for _ in $(seq 3000); do
@@ -34,7 +34,7 @@ for k in $(seq "$KILLS"); do
   n=$(cdc-tail --log "$T/log" | wc -l)
   [ "$n" = 0 ] || fail "kill $k: $n events of the cut snapshot are visible"
 done
-capture_bg --tables a,b,c
+capture_bg --table a,b,c
 wait "$work" || fail "workload: $(tail -3 "$T/work.out")"
 wait_marker done
 kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/capture.err")"

@@ -242,8 +242,9 @@ int RunCli(int argc, char** argv) {
                "Create the consumer (at --seek, default earliest)");
   app.add_flag("--delete", o.del, "Delete the consumer");
   app.add_option("--interval", o.interval_s,
-                 "In stdin mode, ack at most this often (seconds)")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true));
+                 "In stdin mode, ack at most this often (default 1s)")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, /*exclusive=*/true));
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;

@@ -16,7 +16,8 @@ namespace cdc::capture {
 namespace {
 
 struct Flags {
-  std::string tables;
+  std::vector<std::string> tables;
+  std::string tables_alias;  // --tables a,b: the earlier name of --table
   std::string segment_size = "64M";
   std::string retain_bytes, retain_age, min_free = "256M";
   uint64_t retain_segments = 0;
@@ -34,9 +35,13 @@ Status Finish(Options* o, const Flags& f) {
   if (!has_password.ok()) return has_password.status();
   if (o->snapshot != "never" && o->snapshot != "initial")
     return Status::Usage("--snapshot must be initial or never");
-  std::stringstream ss(f.tables);
-  for (std::string t; std::getline(ss, t, ',');)
-    if (!t.empty()) o->tables.push_back(t);
+  std::vector<std::string> lists = f.tables;
+  lists.push_back(f.tables_alias);
+  for (const std::string& list : lists) {
+    std::stringstream ss(list);
+    for (std::string t; std::getline(ss, t, ',');)
+      if (!t.empty()) o->tables.push_back(t);
+  }
   CDC_ASSIGN_OR_RETURN(o->segment_bytes, tools::ParseSize(f.segment_size));
   if (!f.retain_bytes.empty()) {
     CDC_ASSIGN_OR_RETURN(o->retention.max_bytes,
@@ -71,18 +76,23 @@ int RunCli(int argc, char** argv) {
       ->required()
       ->type_name("CONNINFO");
   app.add_option("--slot", o.slot, "Replication slot (created if missing)")
+      ->type_name("NAME")
       ->capture_default_str();
   app.add_option("--publication", o.publication,
                  "Publication (created if missing)")
+      ->type_name("NAME")
       ->capture_default_str();
-  app.add_option("--tables", f.tables,
-                 "Tables for a publication we create, e.g. public.a,b "
-                 "(default: all tables)")
-      ->type_name("LIST");
+  app.add_option("--table", f.tables,
+                 "A table of the publication capture creates (schema.table "
+                 "or table; repeatable, or comma-separated; default: all "
+                 "tables)")
+      ->type_name("TABLE");
+  app.add_option("--tables", f.tables_alias)->group("");
   app.add_option("--snapshot", o.snapshot,
                  "initial: copy the published tables' rows first when "
                  "capture creates the slot for an empty log; never: only "
                  "changes")
+      ->type_name("MODE")
       ->capture_default_str();
   app.add_flag("--exit-when-idle", o.exit_when_idle,
                "Exit 0 once everything PostgreSQL had at start is in the log");
@@ -92,41 +102,49 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--accept-gap", o.accept_gap,
                "Continue although the slot is ahead of the log");
   app.add_option("--status-interval", o.status_interval_s,
-                 "Seconds between status updates to PostgreSQL")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true))
-      ->capture_default_str();
+                 "Time between status updates to PostgreSQL")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, /*exclusive=*/true))
+      ->default_str("10s");
   app.add_option("--reconnect-max", o.reconnect_max_s,
-                 "Keep reconnecting for this many seconds, then exit 69")
-      ->check(tools::DurationFlag(0))
-      ->capture_default_str();
+                 "Keep reconnecting this long, then exit 69")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0))
+      ->default_str("60s");
   app.add_option("--commit-delay", o.commit_delay_ms,
-                 "Group commit window in ms: fsync (then acknowledge) "
+                 "Group commit window: fsync (then acknowledge) "
                  "transactions this long after they end, or once the "
-                 "previous fsync has finished if that is later")
-      ->check(tools::DurationFlag(0))
-      ->capture_default_str();
+                 "previous fsync has finished if that is later (a bare "
+                 "number is milliseconds)")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, false, tools::DurationUnit::kMillis))
+      ->default_str("10ms");
   app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")
+      ->type_name("SIZE")
       ->capture_default_str();
   app.add_option("--retain-bytes", f.retain_bytes,
                  "Retention: keep the log under SIZE")
       ->type_name("SIZE");
   app.add_option("--retain-age", f.retain_age,
                  "Retention: drop segments older than DURATION (e.g. 7d)")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->check(tools::DurationText());
   app.add_option("--retain-segments", f.retain_segments,
                  "Retention: keep at most N segments")
       ->type_name("N")
       ->transform(tools::CountFlag(0, UINT64_MAX));
   app.add_option("--min-free-disk", f.min_free,
                  "Pause reading while free disk is below SIZE")
+      ->type_name("SIZE")
       ->capture_default_str();
   app.add_option("--metrics-file", o.metrics_file,
                  "Write Prometheus metrics to FILE (textfile collector)")
       ->type_name("FILE");
   app.add_option("--metrics-interval", o.metrics_interval_s,
-                 "Seconds between metrics writes")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true))
-      ->capture_default_str();
+                 "Time between metrics writes")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, /*exclusive=*/true))
+      ->default_str("10s");
   app.add_flag("-q,--quiet", o.quiet,
                "Leave out informational messages (warnings and errors still "
                "print)");

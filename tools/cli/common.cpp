@@ -140,18 +140,67 @@ Result<uint64_t> ParseSize(const std::string& t) {
   return ParseScaled(t, kUnits, kScale, "size", "k, M, G, T");
 }
 
-Result<int64_t> ParseDuration(const std::string& t) {
-  static const uint64_t kScale[] = {1000000ull,     1000000ull,
-                                    60000000ull,    3600000000ull,
-                                    86400000000ull, 604800000000ull};
-  static const char* kUnits = "_smhdw";
-  CDC_ASSIGN_OR_RETURN(
-      uint64_t v, ParseScaled(t, kUnits, kScale, "duration", "s, m, h, d, w"));
+namespace {
+constexpr const char* kDurationUnits = "ms, s, m, h, d, w";
+
+// NUMBER[UNIT] in µs: decimal digits, an optional fraction, and a unit
+// (ms s m h d w); a bare number counts `bare_us` each.
+Result<int64_t> ParseDurationIn(const std::string& t, int64_t bare_us) {
+  const Status bad = Status::Usage(
+      "invalid duration \"" + t +
+      "\" (e.g. 500ms, 10s, 5m, 12h, 7d; units: " + kDurationUnits + ")");
+  const Status large = Status::Usage("duration \"" + t + "\" is too large");
+  size_t p = 0;
+  while (p < t.size() && t[p] >= '0' && t[p] <= '9') ++p;
+  const size_t int_end = p;
+  size_t frac_begin = p, frac_end = p;
+  if (p < t.size() && t[p] == '.') {
+    frac_begin = ++p;
+    while (p < t.size() && t[p] >= '0' && t[p] <= '9') ++p;
+    frac_end = p;
+    if (frac_end == frac_begin) return bad;
+  }
+  if (int_end == 0) return bad;
+  const std::string_view unit = std::string_view(t).substr(p);
+  int64_t scale = 0;
+  if (unit.empty())
+    scale = bare_us;
+  else if (unit == "ms")
+    scale = 1000;
+  else if (unit == "s")
+    scale = 1000000;
+  else if (unit == "m")
+    scale = 60000000;
+  else if (unit == "h")
+    scale = 3600000000;
+  else if (unit == "d")
+    scale = 86400000000;
+  else if (unit == "w")
+    scale = 604800000000;
+  else
+    return bad;
   // As µs it must fit the signed clock arithmetic it is used in: a wrapped
   // (negative) age limit would make every segment "too old".
-  if (v > static_cast<uint64_t>(INT64_MAX))
-    return Status::Usage("duration \"" + t + "\" is too large");
-  return static_cast<int64_t>(v);
+  unsigned __int128 us = 0;
+  for (size_t i = 0; i < int_end; ++i) {
+    us = us * 10 + static_cast<unsigned>(t[i] - '0');
+    if (us > static_cast<unsigned __int128>(INT64_MAX)) return large;
+  }
+  us *= static_cast<unsigned __int128>(scale);
+  // The fraction, to the µs (digits past nine add nothing a clock keeps).
+  unsigned __int128 frac = 0, denom = 1;
+  for (size_t i = frac_begin; i < frac_end && i < frac_begin + 9; ++i) {
+    frac = frac * 10 + static_cast<unsigned>(t[i] - '0');
+    denom *= 10;
+  }
+  us += frac * static_cast<unsigned __int128>(scale) / denom;
+  if (us > static_cast<unsigned __int128>(INT64_MAX)) return large;
+  return static_cast<int64_t>(us);
+}
+}  // namespace
+
+Result<int64_t> ParseDuration(const std::string& t) {
+  return ParseDurationIn(t, 1000000);
 }
 
 bool IsDecimal(std::string_view t) {
@@ -159,29 +208,35 @@ bool IsDecimal(std::string_view t) {
                                    [](char c) { return c >= '0' && c <= '9'; });
 }
 
-CLI::Validator DurationFlag(double min, bool exclusive) {
+CLI::Validator DurationFlag(double min, bool exclusive, DurationUnit bare) {
   return CLI::Validator(
-      [min, exclusive](std::string& in) -> std::string {
-        // stod alone would take " 5", "0x10", "1e3" and "+5".
-        const size_t dot = in.find('.');
-        if (!IsDecimal(std::string_view(in).substr(0, dot)) ||
-            (dot != std::string::npos &&
-             !IsDecimal(std::string_view(in).substr(dot + 1))))
-          return "not a decimal number: " + in;
-        double v = 0;
-        try {
-          v = std::stod(in);
-        } catch (const std::exception&) {
-          return "not a decimal number: " + in;
-        }
-        if (!std::isfinite(v) || v < min || (exclusive && v == min) ||
-            v > kMaxFlagDuration) {
-          char range[96];
-          snprintf(range, sizeof range, "%s %g and at most %g",
-                   exclusive ? "above" : "at least", min, kMaxFlagDuration);
+      [min, exclusive, bare](std::string& in) -> std::string {
+        const int64_t unit_us = bare == DurationUnit::kMillis ? 1000 : 1000000;
+        auto us = ParseDurationIn(in, unit_us);
+        if (!us.ok()) return us.status().message();
+        const double v = static_cast<double>(*us) / unit_us;
+        if (v < min || (exclusive && v == min) || v > kMaxFlagDuration) {
+          const char* u = bare == DurationUnit::kMillis ? "ms" : "s";
+          char range[128];
+          snprintf(range, sizeof range, "%s %g%s and at most %g%s",
+                   exclusive ? "above" : "at least", min, u, kMaxFlagDuration,
+                   u);
           return "value " + in + " out of range: must be " + range;
         }
+        // The flag's variable holds the count of its bare unit.
+        char out[64];
+        snprintf(out, sizeof out, "%.17g", v);
+        in = out;
         return std::string();
+      },
+      "");
+}
+
+CLI::Validator DurationText() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        auto us = ParseDuration(in);
+        return us.ok() ? std::string() : us.status().message();
       },
       "");
 }

@@ -30,17 +30,27 @@ void AddDebeziumModeFlags(CLI::App& app, event::DebeziumModeNames* modes);
 
 // "64M", "1G", "512k", "1000" (bytes).
 Result<uint64_t> ParseSize(const std::string& text);
-// "90s", "15m", "12h", "7d", "2w" (no unit: seconds). Returns µs; a
-// duration that does not fit is a usage error, never a wrapped value.
+// One grammar for every duration a tool takes: NUMBER[UNIT], decimal
+// digits with an optional fraction, UNIT one of ms s m h d w ("500ms",
+// "1.5s", "15m", "12h", "7d", "2w"). ParseDuration: a bare number is
+// seconds; returns µs. A duration that does not fit is a usage error,
+// never a wrapped value.
 Result<int64_t> ParseDuration(const std::string& text);
 
-// Flags given as a number of seconds or milliseconds: decimal digits with
-// an optional fraction ("2", "0.5"), in [min, kMaxFlagDuration] (above
-// `min` when `exclusive`). CLI11's PositiveNumber and Range let NaN and
-// infinity through, and a huge value overflows the microseconds it
-// becomes.
+// Duration flags kept in a double (seconds, or milliseconds for the few
+// whose bare numbers always meant that): the same grammar, converted to
+// that unit, in [min, kMaxFlagDuration] of it (above `min` when
+// `exclusive`). Give it to transform(), not check(): it rewrites the value
+// into the bare unit. Hexadecimal, exponents, signs, spaces, NaN and
+// infinity are refused.
 inline constexpr double kMaxFlagDuration = 1e9;
-CLI::Validator DurationFlag(double min, bool exclusive = false);
+enum class DurationUnit { kSeconds, kMillis };
+CLI::Validator DurationFlag(double min, bool exclusive = false,
+                            DurationUnit bare = DurationUnit::kSeconds);
+
+// Duration flags kept as text and parsed with ParseDuration later: checks
+// them at parse time, so a bad one is refused as the other flags are.
+CLI::Validator DurationText();
 
 // Flags that count (N): decimal digits only, in [min, max]. CLI11 reads
 // integers with strtoull(..., 0), which takes "0x10" as 16, "010" as 8,

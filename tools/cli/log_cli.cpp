@@ -144,7 +144,8 @@ Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
   p.max_segments = f.max_segments;
   if (!p.any())
     return Status::Usage(
-        "give at least one of --max-bytes, --max-age, --max-segments");
+        "give at least one of --retain-bytes, --retain-age, "
+        "--retain-segments");
   CDC_RETURN_IF_ERROR(log::ReadIdentity(dir).status());
   CDC_ASSIGN_OR_RETURN(log::RetentionResult res,
                        log::ApplyRetention(dir, p, NowMicros(), f.dry_run));
@@ -317,17 +318,31 @@ int RunCli(int argc, char** argv) {
   verify->add_flag("-q,--quiet", quiet, "Print problems only");
   auto* retain = app.add_subcommand("retain", "Delete old sealed segments");
   RetainFlags rf;
-  retain
-      ->add_option("--max-bytes", rf.max_bytes,
-                   "Keep the log under SIZE (e.g. 10G)")
-      ->type_name("SIZE");
-  retain
-      ->add_option("--max-age", rf.max_age,
-                   "Drop segments whose newest commit is older (e.g. 7d)")
-      ->type_name("DURATION");
-  retain
-      ->add_option("--max-segments", rf.max_segments, "Keep at most N segments")
-      ->type_name("N")
+  // The names capture's retention flags have; --max-* were their names
+  // here before, kept as hidden aliases.
+  auto* rb = retain
+                 ->add_option("--retain-bytes", rf.max_bytes,
+                              "Keep the log under SIZE (e.g. 10G)")
+                 ->type_name("SIZE");
+  auto* ra =
+      retain
+          ->add_option("--retain-age", rf.max_age,
+                       "Drop segments whose newest commit is older (e.g. 7d)")
+          ->type_name("DURATION")
+          ->check(tools::DurationText());
+  auto* rs = retain
+                 ->add_option("--retain-segments", rf.max_segments,
+                              "Keep at most N segments")
+                 ->type_name("N")
+                 ->transform(tools::CountFlag(1, UINT64_MAX));
+  retain->add_option("--max-bytes", rf.max_bytes)->group("")->excludes(rb);
+  retain->add_option("--max-age", rf.max_age)
+      ->group("")
+      ->excludes(ra)
+      ->check(tools::DurationText());
+  retain->add_option("--max-segments", rf.max_segments)
+      ->group("")
+      ->excludes(rs)
       ->transform(tools::CountFlag(1, UINT64_MAX));
   retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
   retain->add_flag("--json", json, "One JSON object");
@@ -347,8 +362,10 @@ int RunCli(int argc, char** argv) {
       ->type_name("SIZE");
   import
       ->add_option("--commit-delay", io.commit_delay_ms,
-                   "Group commit window in ms (default 10)")
-      ->check(tools::DurationFlag(0));
+                   "Group commit window (default 10ms; a bare number is "
+                   "milliseconds)")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, false, tools::DurationUnit::kMillis));
   import->add_flag("-q,--quiet", io.quiet, "No summary on stderr");
   auto* wait = app.add_subcommand(
       "wait",
@@ -362,14 +379,19 @@ int RunCli(int argc, char** argv) {
   wait->add_option("--timeout", wait_timeout,
                    "Give up after DURATION (e.g. 5s) with exit 75; default "
                    "no limit")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->check(tools::DurationText());
   auto* stats = app.add_subcommand(
       "stats",
-      "The log's figures and every consumer's lag in one go: JSON, or "
-      "--prometheus for a textfile collector");
-  bool prometheus = false;
-  stats->add_flag("--prometheus", prometheus,
-                  "Prometheus text exposition format");
+      "The log's figures and every consumer's lag in one go: text, --json, "
+      "or --prometheus for a textfile collector");
+  bool prometheus = false, stats_json = false;
+  auto* stats_json_flag =
+      stats->add_flag("--json", stats_json, "One JSON object");
+  stats
+      ->add_flag("--prometheus", prometheus,
+                 "Prometheus text exposition format")
+      ->excludes(stats_json_flag);
   auto* snapshot = app.add_subcommand(
       "snapshot",
       "Ask cdc-capture for an incremental snapshot of a table and wait for "
@@ -378,7 +400,7 @@ int RunCli(int argc, char** argv) {
   snapshot
       ->add_option("--table", sf.table,
                    "The table, SCHEMA.TABLE (it needs a primary key)")
-      ->type_name("NAME")
+      ->type_name("TABLE")
       ->required();
   snapshot
       ->add_option("--chunk-rows", sf.chunk_rows,
@@ -392,7 +414,8 @@ int RunCli(int argc, char** argv) {
       ->add_option("--timeout", sf.timeout,
                    "Stop waiting after DURATION with exit 75 (the snapshot "
                    "goes on); default no limit")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->check(tools::DurationText());
   snapshot->add_flag("-q,--quiet", sf.quiet, "No progress on stderr");
   snapshot->add_flag("--json", sf.json, "Print the final state as JSON");
   auto* snapshots = app.add_subcommand(
@@ -412,7 +435,9 @@ int RunCli(int argc, char** argv) {
   } else if (segments->parsed()) {
     s = Segments(dir, json);
   } else if (stats->parsed()) {
-    s = RunStats(dir, prometheus);
+    s = RunStats(dir, prometheus   ? StatsFormat::kPrometheus
+                      : stats_json ? StatsFormat::kJson
+                                   : StatsFormat::kText);
   } else if (snapshot->parsed()) {
     s = RunSnapshot(dir, sf);
   } else if (snapshots->parsed()) {

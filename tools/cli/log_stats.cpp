@@ -24,7 +24,7 @@ std::string Label(const char* k, const std::string& v) {
 
 }  // namespace
 
-Status RunStats(const std::string& dir, bool prometheus) {
+Status RunStats(const std::string& dir, StatsFormat format) {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
   CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
   CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
@@ -53,7 +53,29 @@ Status RunStats(const std::string& dir, bool prometheus) {
       {"pending", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
   for (const auto& s : snaps) ++by_state[s.state];
   const bool pos = sum.position.valid;
-  if (!prometheus) {
+  if (format == StatsFormat::kText) {
+    printf("log_id       %s\n", id.log_id.c_str());
+    printf("segments     %zu\n", sum.segments);
+    printf("bytes        %llu\n", static_cast<unsigned long long>(sum.bytes));
+    printf("free_bytes   %llu\n", static_cast<unsigned long long>(free_bytes));
+    printf("first_seq    %llu\n",
+           static_cast<unsigned long long>(sum.first_seq));
+    printf("last_seq     %llu\n", static_cast<unsigned long long>(last));
+    printf("last_commit  %s\n",
+           sum.has_commit ? FormatTimestamp(sum.last_time).c_str() : "-");
+    printf("position     %s\n",
+           pos ? FormatLsn(sum.position.lsn).c_str() : "-");
+    for (const auto& c : consumers)
+      printf("consumer     %s acked_seq %lld lag %s%s%s\n", c.name.c_str(),
+             static_cast<long long>(cursor::StoredAckedSeq(c)),
+             bad(c) ? "-" : std::to_string(lag(c)).c_str(),
+             expired(c) ? " expired" : "", bad(c) ? " damaged" : "");
+    printf("snapshots    pending %d running %d done %d failed %d\n",
+           by_state["pending"], by_state["running"], by_state["done"],
+           by_state["failed"]);
+    return damaged;
+  }
+  if (format == StatsFormat::kJson) {
     nlohmann::ordered_json j;
     j["log_id"] = id.log_id;
     j["segments"] = sum.segments;

@@ -9,8 +9,10 @@
 namespace cdc::logtool {
 
 // Prints the log's extent, position and free disk, every consumer's acked
-// seq, lag and state, and the incremental snapshots by state: one JSON
-// object, or with `prometheus` the Prometheus text exposition format.
-Status RunStats(const std::string& dir, bool prometheus);
+// seq, lag and state, and the incremental snapshots by state: as lines of
+// "name value" (kText), one JSON object, or the Prometheus text exposition
+// format.
+enum class StatsFormat { kText, kJson, kPrometheus };
+Status RunStats(const std::string& dir, StatsFormat format);
 
 }  // namespace cdc::logtool

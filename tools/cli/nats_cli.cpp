@@ -143,8 +143,8 @@ int RunCli(int argc, char** argv) {
   help.batch =
       "Events read from the log at a time (whole transactions; default 1000)";
   help.reconnect_max =
-      "Seconds without storing anything (cluster unreachable or without "
-      "quorum) before exiting 69 (default 60)";
+      "How long without storing anything (cluster unreachable or without "
+      "quorum) before exiting 69 (default 60s)";
   tools::AddSinkFlags(app, &o.sink, help);
   app.add_option("-s,--server", o.servers,
                  "nats://host:port or tls://host:port, comma-separated "
@@ -171,7 +171,8 @@ int RunCli(int argc, char** argv) {
       ->transform(tools::CountFlag(1, 5));
   app.add_option("--duplicate-window", o.duplicate_window,
                  "Duplicate window of a stream cdc-nats creates (default 2m)")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->check(tools::DurationText());
   app.add_option("--max-bytes", o.max_bytes,
                  "Size limit of a stream cdc-nats creates; a full stream "
                  "refuses new events (exit 74)")
@@ -201,9 +202,10 @@ int RunCli(int argc, char** argv) {
   app.add_option("--tls-key", o.tls_key, "Client certificate's key (TLS)")
       ->type_name("FILE");
   app.add_option("--timeout", o.timeout_s,
-                 "Seconds publishes in flight may go without an answer "
-                 "(default 10)")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true));
+                 "How long publishes in flight may go without an answer "
+                 "(default 10s)")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, /*exclusive=*/true));
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   cli::SetQuiet(o.sink.quiet);
   return cli::Report(kProg, Run(o));

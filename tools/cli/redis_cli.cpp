@@ -107,7 +107,7 @@ int RunCli(int argc, char** argv) {
       "key in Redis";
   help.batch = "Events per MULTI/EXEC (whole transactions; default 1000)";
   help.reconnect_max =
-      "Seconds to keep reconnecting before exiting 69 (default 60)";
+      "How long to keep reconnecting before exiting 69 (default 60s)";
   tools::AddSinkFlags(app, &o.sink, help);
   app.add_option("--redis", o.url,
                  "redis://[user@]host[:port][/db] or unix:///path[?db=N]; "
@@ -133,8 +133,9 @@ int RunCli(int argc, char** argv) {
                  "Read the Redis password from FILE (else REDISCLI_AUTH)")
       ->type_name("FILE");
   app.add_option("--timeout", o.timeout_s,
-                 "Seconds to wait for Redis to answer (default 60)")
-      ->check(tools::DurationFlag(0, /*exclusive=*/true));
+                 "How long to wait for Redis to answer (default 60s)")
+      ->type_name("DURATION")
+      ->transform(tools::DurationFlag(0, /*exclusive=*/true));
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   cli::SetQuiet(o.sink.quiet);
   return cli::Report(kProg, Run(o));

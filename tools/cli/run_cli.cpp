@@ -75,7 +75,8 @@ int RunCli(int argc, char** argv) {
   app.add_option("--timeout", o.timeout,
                  "Stop a run that takes longer (SIGTERM, then SIGKILL 5 s "
                  "later) and count it as failed: 30s, 5m ...")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->check(tools::DurationText());
   app.add_option("--max-retries", o.max_retries,
                  "Runs again after a failure before giving up (default: no "
                  "end); then exit 75, or --dead-letter")

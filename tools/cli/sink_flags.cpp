@@ -21,12 +21,16 @@ void AddSinkFlags(CLI::App& app, SinkFlags* f, const SinkHelp& help) {
                  "Write Prometheus metrics to FILE")
       ->type_name("FILE");
   app.add_option("--metrics-interval", f->metrics_interval_s,
-                 "Seconds between metrics writes (default 10)")
-      ->check(DurationFlag(0, /*exclusive=*/true));
+                 "Time between metrics writes (default 10s)")
+      ->type_name("DURATION")
+      ->transform(DurationFlag(0, /*exclusive=*/true));
   if (help.with_reconnect_max)
     app.add_option("--reconnect-max", f->reconnect_max_s, help.reconnect_max)
-        ->check(DurationFlag(0));
-  app.add_flag("-q,--quiet", f->quiet, "Only errors on stderr");
+        ->type_name("DURATION")
+        ->transform(DurationFlag(0));
+  app.add_flag("-q,--quiet", f->quiet,
+               "Leave out informational messages (warnings and errors still "
+               "print)");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);
 }

@@ -23,7 +23,10 @@ std::string& LogProgram() {
 }
 std::atomic<bool> g_quiet{false};
 void ToolSink(LogLevel level, std::string_view message) {
-  if (g_quiet.load(std::memory_order_relaxed)) return;
+  // -q means one thing in every tool: no informational messages; warnings
+  // (and errors, which cli::Report prints) still reach stderr.
+  if (level == LogLevel::kInfo && g_quiet.load(std::memory_order_relaxed))
+    return;
   WriteLogLine(LogProgram(), level, EscapeForTerminal(message));
 }
 }  // namespace

@@ -18,8 +18,8 @@ bool StopRequested();
 // "prog: message" ("prog: warning: message"), through EscapeForTerminal.
 // Call once at start-up, before other threads run.
 void InstallLogging(std::string_view prog);
-// -q: the messages routed by InstallLogging (warnings, progress) are
-// dropped; errors, which travel as Status to Report, are not.
+// -q: informational messages routed by InstallLogging (progress) are
+// dropped; warnings, and errors (which travel as Status to Report), are not.
 void SetQuiet(bool quiet);
 
 // Makes buffers of 1 MiB or more come from the kernel and go back to it when
