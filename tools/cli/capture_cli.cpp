@@ -4,6 +4,7 @@
 #include "cdc/base/fs.h"
 #include "cdc/base/logging.h"
 #include "cdc/capture/capture.h"
+#include "cdc/capture/source.h"
 #include "cdc/cli/cli.h"
 #include "cdc/cli/notify.h"
 #include "cdc/log/log_dir.h"
@@ -18,6 +19,7 @@ namespace {
 struct Flags {
   std::vector<std::string> tables;
   std::string tables_alias;  // --tables a,b: the earlier name of --table
+  bool drop_slot = false;
   std::string segment_size = "64M";
   std::string retain_bytes, retain_age, min_free = "256M";
   uint64_t retain_segments = 0;
@@ -148,11 +150,17 @@ int RunCli(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet,
                "Leave out informational messages (warnings and errors still "
                "print)");
+  app.add_flag("--drop-slot", f.drop_slot,
+               "Capture nothing: drop the log's replication slot, and its "
+               "publication if cdc-capture created it, then exit (the log "
+               "is kept)");
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
   Status s = Finish(&o, f);
-  if (s.ok()) {
+  if (s.ok() && f.drop_slot) {
+    s = DropSource(o);
+  } else if (s.ok()) {
     // Other users who can write these directories could plant files under
     // the names capture writes (LOCK, seal records, metrics temporaries).
     std::string warn = log::SharedDirWarning(o.log);

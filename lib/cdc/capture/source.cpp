@@ -8,7 +8,11 @@ namespace cdc::capture {
 
 namespace {
 
-// A --tables name, schema-qualified. Capture's connections pin search_path
+// The comment of a publication cdc-capture created.
+constexpr const char* kPublicationComment =
+    "created by cdc-capture; cdc-capture --drop-slot drops it";
+
+// A --table name, schema-qualified. Capture's connections pin search_path
 // (so a role's setting cannot change how values render), but a name given
 // without a schema means what it would in psql: it is looked up in the
 // role's search_path on a connection that keeps it. Unresolved, it is
@@ -70,6 +74,15 @@ Status EnsurePublication(pg::Connection& conn, const Options& o) {
                       "; then start cdc-capture again");
   if (!made.ok())
     return made.status().Annotate("cannot create publication " + o.publication);
+  // What --drop-slot looks for before it drops a publication: one made by
+  // hand is never dropped by it.
+  auto commented =
+      conn.Exec("COMMENT ON PUBLICATION " + conn.QuoteIdent(o.publication) +
+                " IS " + conn.QuoteLiteral(kPublicationComment));
+  if (!commented.ok())
+    LogWarning("cannot mark publication " + o.publication +
+               " as cdc-capture's (--drop-slot will keep it): " +
+               commented.status().message());
   if (!o.quiet)
     LogInfo("created publication " + o.publication + " (" +
             (o.tables.empty() ? "all tables" : "listed tables") +
@@ -351,6 +364,74 @@ Result<std::vector<std::string>> TypeLookup::GeneratedColumns(
   std::vector<std::string> names;
   for (int i = 0; i < r->rows(); ++i) names.push_back(r->get(i, 0));
   return names;
+}
+
+Status DropSource(const Options& o) {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o.log));
+  if (!id.source)
+    return Status::Config("log " + o.log +
+                          " records no source: no slot of it to drop");
+  const log::SourceIdentity& src = *id.source;
+  if (src.slot != o.slot || src.publication != o.publication)
+    return Status::Config("log " + o.log + " was captured through slot " +
+                          src.slot + " and publication " + src.publication +
+                          ", not slot " + o.slot + " and publication " +
+                          o.publication + " (give --slot " + src.slot +
+                          " --publication " + src.publication + ")");
+  // No capture may run on the log meanwhile (it would recreate the slot).
+  auto lock = log::WriterLock::Acquire(o.log);
+  if (!lock.ok() && lock.status().code() == Code::kBusy)
+    return Status::Busy("log " + o.log +
+                        " is in use (a cdc-capture runs on it); stop it "
+                        "before --drop-slot");
+  CDC_RETURN_IF_ERROR(lock.status());
+  CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, true));
+  CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn->IdentifySystem());
+  if (sys.system_id != src.system_id || sys.dbname != src.database)
+    return Status::Config("log " + o.log + " belongs to system " +
+                          src.system_id + " database " + src.database +
+                          ", not system " + sys.system_id + " database " +
+                          sys.dbname + " (--dsn names another source)");
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult slot,
+      conn->Exec("SELECT active_pid FROM pg_replication_slots WHERE "
+                 "slot_name = " +
+                 conn->QuoteLiteral(o.slot)));
+  if (slot.rows() == 0) {
+    if (!o.quiet) LogInfo("replication slot " + o.slot + " does not exist");
+  } else {
+    if (!slot.is_null(0, 0))
+      return Status::Busy("replication slot " + o.slot +
+                          " is in use by server process " + slot.get(0, 0) +
+                          "; stop the client streaming from it first");
+    auto dropped =
+        conn->Exec("DROP_REPLICATION_SLOT " + conn->QuoteIdent(o.slot));
+    if (!dropped.ok())
+      return dropped.status().Annotate("cannot drop replication slot " +
+                                       o.slot);
+    if (!o.quiet) LogInfo("dropped replication slot " + o.slot);
+  }
+  CDC_ASSIGN_OR_RETURN(
+      pg::PgResult pub,
+      conn->Exec("SELECT pg_catalog.obj_description(oid, 'pg_publication') "
+                 "FROM pg_catalog.pg_publication WHERE pubname = " +
+                 conn->QuoteLiteral(o.publication)));
+  if (pub.rows() == 0) {
+    if (!o.quiet) LogInfo("publication " + o.publication + " does not exist");
+  } else if (pub.is_null(0, 0) || pub.get(0, 0) != kPublicationComment) {
+    if (!o.quiet)
+      LogInfo("publication " + o.publication +
+              " was not created by cdc-capture: kept (DROP PUBLICATION " +
+              conn->QuoteIdent(o.publication) + " drops it)");
+  } else {
+    auto dropped =
+        conn->Exec("DROP PUBLICATION " + conn->QuoteIdent(o.publication));
+    if (!dropped.ok())
+      return dropped.status().Annotate("cannot drop publication " +
+                                       o.publication);
+    if (!o.quiet) LogInfo("dropped publication " + o.publication);
+  }
+  return Status::OK();
 }
 
 }  // namespace cdc::capture

@@ -38,6 +38,17 @@ struct SlotState {
 Result<SlotState> PrepareSource(pg::Connection& conn, const Options& opts,
                                 log::LogWriter& writer);
 
+// cdc-capture --drop-slot: the clean-up after a capture is retired. Holds
+// the log's writer lock (Busy, exit 75, while a capture runs on it), checks
+// that opts.dsn is the source the log records and that opts.slot and
+// opts.publication are its names (Config otherwise), then drops the slot
+// (Busy when another process streams from it; a missing slot is noted) and
+// the publication when cdc-capture created it (its comment says so; one
+// an administrator created is kept, and said so). The log is left as it is:
+// a capture started on it again creates a new slot and stops at the gap
+// (exit 11) unless told --accept-gap.
+Status DropSource(const Options& opts);
+
 // Loads domains' base types and arrays of non-built-in element types.
 Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog);
 
