@@ -56,18 +56,24 @@ for t in $tools; do
 done
 ok "--help and man pages name the same options"
 
-# systemd examples, with ExecStart pointing at the installed tools.
+# The systemd units as cmake --install writes them: ExecStart names the
+# prefix's tools (never /usr/local when the prefix is elsewhere), and
+# each verifies against the installed tools and pages.
 command -v systemd-analyze > /dev/null || fail "systemd-analyze missing (scripts/deps.sh installs systemd)"
 mkdir "$T/units"
 units=0
-for u in "$ROOT"/contrib/systemd/*.service "$ROOT"/contrib/systemd/*.timer; do
+for u in "$P"/lib/systemd/system/cdc-*; do
   [ -e "$u" ] || continue
+  grep -q /usr/local "$u" && fail "$u names /usr/local"
   # A template is verified as one of its instances.
-  name=$(basename "$u" | sed 's/@\./@test./')
-  sed "s#/usr/local/bin/#$P/bin/#g" "$u" > "$T/units/$name"
+  cp "$u" "$T/units/$(basename "$u" | sed 's/@\./@test./')"
   units=$((units + 1))
 done
-[ "$units" -gt 0 ] || fail "no systemd units in contrib/systemd"
+[ "$units" = "$(ls "$ROOT"/contrib/systemd/*.service "$ROOT"/contrib/systemd/*.timer | wc -l)" ] ||
+  fail "cmake --install wrote $units units, contrib/systemd has more"
+grep -q "^ExecStart=$P/bin/cdc-capture " "$P/lib/systemd/system/cdc-capture.service" ||
+  fail "ExecStart does not name $P/bin"
+grep -q "^bindir=$P/bin$" "$P/libexec/cdc/cdc-ssh-gate" || fail "the ssh gate does not name $P/bin"
 MANPATH="$P/share/man" systemd-analyze verify "$T"/units/* > "$T/verify" 2>&1 ||
   { cat "$T/verify" >&2; fail "systemd-analyze verify failed"; }
 [ ! -s "$T/verify" ] || { cat "$T/verify" >&2; fail "systemd-analyze verify warned"; }

@@ -7,6 +7,7 @@
 #include "cdc/capture/source.h"
 #include "cdc/cli/cli.h"
 #include "cdc/cli/notify.h"
+#include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/pg/conn.h"
 #include "common.h"
@@ -169,7 +170,12 @@ int RunCli(int argc, char** argv) {
     if (!warn.empty()) LogWarning(warn);
     cli::Notifier notifier;  // systemd's sd_notify, when under it
     o.hooks.stop_requested = [] { return cli::StopRequested(); };
-    o.hooks.ready = [&notifier] { notifier.Ready(); };
+    o.hooks.ready = [&notifier, &o] {
+      // Streaming: the log exists and is this source's.
+      Status g = cursor::PrepareForGroup(o.log);
+      if (!g.ok()) LogWarning("the log's group may not ack: " + g.message());
+      notifier.Ready();
+    };
     o.hooks.stopping = [&notifier] { notifier.Stopping(); };
     o.hooks.status = [&notifier](const std::string& line) {
       notifier.SetStatus(line);

@@ -4,6 +4,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/consume/line_reader.h"
+#include "cdc/cursor/consumers.h"
 #include "cdc/event/event.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/writer.h"
@@ -30,6 +31,7 @@ Status Import(const ImportOptions& o, int in_fd, ImportResult* result) {
   if (id.source)
     return Status::Config("log " + o.log + " is written by cdc-capture (slot " +
                           id.source->slot + "); import into a log of its own");
+  CDC_RETURN_IF_ERROR(cursor::PrepareForGroup(o.log));
   log::WriterOptions wo;
   wo.segment_bytes = o.segment_bytes;
   CDC_ASSIGN_OR_RETURN(auto w, log::LogWriter::Open(o.log, wo));

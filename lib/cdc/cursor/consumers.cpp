@@ -167,6 +167,12 @@ Result<std::unique_ptr<ConsumerStore>> ConsumerStore::Open(
     return s->Error("cannot open");
   }
   sqlite3_busy_timeout(s->db_, kBusyTimeoutMs);
+  // The -wal and -shm files stay when the last connection closes: the
+  // group's readers (CDC_GROUP_ACCESS) ack through them but cannot create
+  // files in the log directory, which is not theirs to write.
+  int persist = 1;
+  (void)sqlite3_file_control(s->db_, "main", SQLITE_FCNTL_PERSIST_WAL,
+                             &persist);
   // Switching a new database to WAL takes an exclusive lock, and SQLite
   // returns SQLITE_BUSY at once (without its busy handler, to avoid a
   // deadlock) when another process is setting up the same file: tools that
@@ -335,6 +341,11 @@ Result<std::vector<Consumer>> ConsumerStore::List() {
   while ((rc = st.Step()) == SQLITE_ROW) out.push_back(RowToConsumer(st.get()));
   if (rc != SQLITE_DONE) return Error("cannot list consumers");
   return out;
+}
+
+Status PrepareForGroup(const std::string& log_dir) {
+  if (!GroupAccess()) return Status::OK();
+  return ConsumerStore::Open(log_dir).status();
 }
 
 }  // namespace cdc::cursor

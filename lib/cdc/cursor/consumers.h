@@ -43,6 +43,12 @@ Status CheckCursor(const Consumer& c, uint64_t last_seq);
 // acked_seq as the file holds it, for listings: negative when it is.
 int64_t StoredAckedSeq(const Consumer& c);
 
+// Under CDC_GROUP_ACCESS, the log's writer (capture, import) makes
+// LOG_DIR/consumers.db and its -wal and -shm files (which stay): the
+// group's readers may write those but cannot create files in the log
+// directory. Nothing to do otherwise.
+Status PrepareForGroup(const std::string& log_dir);
+
 class ConsumerStore {
  public:
   // Opens (creating if needed) LOG_DIR/consumers.db.
