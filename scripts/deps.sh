@@ -22,7 +22,7 @@ PACKAGES=(
   libssl-dev libhiredis-dev catch2 libxxhash-dev
   libnats-dev libjemalloc-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
-  python3 procps time openssl man-db systemd adduser
+  python3 procps time openssl man-db systemd adduser curl
   clang-14 libclang-rt-14-dev prometheus gnuplot-nox
 )
 

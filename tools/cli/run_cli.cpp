@@ -49,6 +49,9 @@ Status Run(const Options& o) {
   // in flight.
   e.reconnect_max_s = 1e9;
   e.ack_interval_s = 0;
+  // The events cdc-tail -c NAME prints: no schema changes unless the
+  // consumer's stored selection asks for them.
+  e.schema_changes = false;
   sink::Engine engine(e, &target, sink::DefaultSource(e, target.Name()));
   return engine.Run();
 }

@@ -279,7 +279,8 @@ Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
                                               const std::string& consumer,
                                               std::optional<uint64_t> applied,
                                               bool follow,
-                                              const std::string& target) {
+                                              const std::string& target,
+                                              bool schema_changes) {
   CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(consumer));
   if (applied) {
     CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
@@ -301,6 +302,10 @@ Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
   o.log_dir = dir;
   o.consumer = consumer;
   o.follow = follow;
+  if (!schema_changes) {
+    CDC_ASSIGN_OR_RETURN(o.selection,
+                         Selection::Make(dir, {}, "", "", {}, false));
+  }
   CDC_ASSIGN_OR_RETURN(auto reader, Reader::Open(std::move(o)));
   return std::unique_ptr<Source>(new LogSource(dir, std::move(reader)));
 }

@@ -70,12 +70,14 @@ class Source {
 // the consumer's cursor is set to it first (created there when new), so
 // reading starts right after it. Otherwise reading starts after the
 // consumer's cursor (a new consumer is created at the earliest retained
-// event). Config when `applied` is beyond the log's end.
+// event). Config when `applied` is beyond the log's end. Without
+// `schema_changes`, schema-change events are consumed, not handed out.
 Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
                                               const std::string& consumer,
                                               std::optional<uint64_t> applied,
                                               bool follow,
-                                              const std::string& target);
+                                              const std::string& target,
+                                              bool schema_changes = true);
 // NDJSON events (native form, with "seq") on fd 0. A transaction ends at
 // "last":true, where the next event's lsn or xid differs, or at EOF.
 std::unique_ptr<Source> OpenStdinSource();

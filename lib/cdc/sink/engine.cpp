@@ -16,7 +16,8 @@ SourceOpener DefaultSource(const EngineOptions& o, std::string target_name) {
   return [o, name = std::move(target_name)](std::optional<uint64_t> applied)
              -> Result<std::unique_ptr<consume::Source>> {
     if (o.use_stdin) return consume::OpenStdinSource();
-    return consume::OpenLogSource(o.log, o.consumer, applied, o.follow, name);
+    return consume::OpenLogSource(o.log, o.consumer, applied, o.follow, name,
+                                  o.schema_changes);
   };
 }
 

@@ -44,6 +44,10 @@ struct EngineOptions {
   std::string consumer;
   bool follow = false;
   bool use_stdin = false;
+  // False: schema-change events (op s) are consumed but not handed to the
+  // target, as cdc-tail's default view (a consumer's stored selection, made
+  // with cdc-ack --create --schema-changes, still brings them).
+  bool schema_changes = true;
   size_t batch = 1000;          // events per batch (whole transactions)
   double reconnect_max_s = 60;  // no progress for this long: give up
   // Acks in the log at most this often (and at every idle moment and at
