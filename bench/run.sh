@@ -43,6 +43,8 @@ if [ "$QUICK" = 1 ]; then
   step nats; bench/nats/run.sh --bin "$BIN" --events 20000 --runs 1 --json "$R/nats.json"
   step backup; bench/backup/run.sh --bin "$BIN" --mb 32 --runs 1 --json "$R/backup.json"
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 100000 --runs 1 --json "$R/snapshot.json"
+  step consumers; "$BIN/../bench/cdc-bench-consumers" --bin "$BIN" --dir "$W" --consumers 1000 \
+    --events 100000 --runs 1 --json "$R/consumers.json"
 else
   step log; "$BIN/../bench/cdc-bench-log" --bin "$BIN" --dir "$W" --events 1000000 --runs 3 \
     --follow-seconds 5 --workload-events 300000 --workload-follow-seconds 5 --json "$R/log.json"
@@ -54,6 +56,8 @@ else
   step nats; bench/nats/run.sh --bin "$BIN" --events 100000 --runs 5 --json "$R/nats.json"
   step backup; bench/backup/run.sh --bin "$BIN" --mb 256 --runs 3 --json "$R/backup.json"
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 1000000 --runs 5 --json "$R/snapshot.json"
+  step consumers; "$BIN/../bench/cdc-bench-consumers" --bin "$BIN" --dir "$W" --consumers 10000 \
+    --events 1000000 --runs 5 --json "$R/consumers.json"
 fi
 step charts
 python3 bench/plot.py "$R"
