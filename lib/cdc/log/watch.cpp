@@ -5,6 +5,10 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <string>
+
+#include "cdc/base/logging.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/segment.h"
 
@@ -19,14 +23,31 @@ Result<ChangeWaiter> ChangeWaiter::Create(const std::string& log_dir) {
   CDC_ASSIGN_OR_RETURN(const std::string segments,
                        LogSubdir(log_dir, kSegmentsDir));
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd >= 0) {
-    w.fd_ = FileHandle(fd);
-    if (::inotify_add_watch(fd, segments.c_str(),
-                            IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE |
-                                IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
-      if (errno == ENOENT) return ErrnoStatus("watch", segments, errno);
-      w.fd_.Reset();
-    }
+  if (fd < 0) {
+    // Most often the per-user limit of inotify instances (128 by default):
+    // many followers on one machine. Following still works, slower.
+    const int err = errno;
+    LogWarning(std::string("cannot watch ") + segments +
+               " (inotify: " + std::strerror(err) +
+               (err == EMFILE ? "; the limit is the sysctl "
+                                "fs.inotify.max_user_instances"
+                              : "") +
+               "): looking for new events every 0.5 s instead");
+    return w;
+  }
+  w.fd_ = FileHandle(fd);
+  if (::inotify_add_watch(fd, segments.c_str(),
+                          IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE |
+                              IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+    const int err = errno;
+    if (err == ENOENT) return ErrnoStatus("watch", segments, err);
+    LogWarning(std::string("cannot watch ") + segments +
+               " (inotify: " + std::strerror(err) +
+               (err == ENOSPC ? "; the limit is the sysctl "
+                                "fs.inotify.max_user_watches"
+                              : "") +
+               "): looking for new events every 0.5 s instead");
+    w.fd_.Reset();
   }
   return w;
 }
