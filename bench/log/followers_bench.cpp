@@ -34,6 +34,7 @@
 #include "cdc/base/time.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/writer.h"
+#include "paced.h"
 
 namespace {
 
@@ -154,36 +155,24 @@ Result Run(const std::string& bin, const std::string& dir, int n, int rate,
     auto w = cdc::log::LogWriter::Open(dir, cdc::log::WriterOptions{});
     Check(w.status());
     char line[512];
-    const int64_t start = cdc::MonoMicros();
-    int64_t last_sync = start;
-    for (uint64_t seq = 0, txn = 1; seq < total; ++txn) {
-      const int64_t due = start + static_cast<int64_t>(seq * 1e6 / rate);
-      int64_t now = cdc::MonoMicros();
-      if (due > now)
-        std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      for (int i = 0; i < 10; ++i, ++seq) {
-        snprintf(line, sizeof line,
-                 "{\"lsn\":\"0/%llX\",\"xid\":%llu,\"ts\":\"2026-11-29T07:41:"
-                 "02.000000Z\",\"op\":\"c\",\"schema\":\"public\",\"table\":"
-                 "\"orders\",\"key\":{\"id\":%llu},\"before\":null,\"after\":"
-                 "{\"id\":%llu,\"t_us\":%lld,\"note\":\"a follower's event, "
-                 "about two hundred bytes as NDJSON\"}}",
-                 static_cast<unsigned long long>(txn * 64),
-                 static_cast<unsigned long long>(txn),
-                 static_cast<unsigned long long>(seq),
-                 static_cast<unsigned long long>(seq),
-                 static_cast<long long>(cdc::NowMicros()));
-        Check((*w)->Append(line));
-      }
-      Check((*w)->Commit(txn * 64, 0, txn));
-      now = cdc::MonoMicros();
-      if (now - last_sync >= 1000) {
-        Check((*w)->RequestSync());
-        last_sync = now;
-      }
-    }
-    Check((*w)->Sync());
-    elapsed = (cdc::MonoMicros() - start) / 1e6;
+    auto made =
+        cdc_bench::AppendPaced(**w, total, rate, 10, [&](uint64_t txn, int i) {
+          const uint64_t seq = (txn - 1) * 10 + static_cast<uint64_t>(i);
+          snprintf(line, sizeof line,
+                   "{\"lsn\":\"0/%llX\",\"xid\":%llu,\"ts\":\"2026-11-29T07:"
+                   "41:02.000000Z\",\"op\":\"c\",\"schema\":\"public\","
+                   "\"table\":\"orders\",\"key\":{\"id\":%llu},\"before\":"
+                   "null,\"after\":{\"id\":%llu,\"t_us\":%lld,\"note\":\"a "
+                   "follower's event, about two hundred bytes as NDJSON\"}}",
+                   static_cast<unsigned long long>(txn * 64),
+                   static_cast<unsigned long long>(txn),
+                   static_cast<unsigned long long>(seq),
+                   static_cast<unsigned long long>(seq),
+                   static_cast<long long>(cdc::NowMicros()));
+          return std::string_view(line);
+        });
+    Check(made.status());
+    elapsed = *made;
   }
   // Let the followers drain (the sampled ones have every event; with more
   // followers than the cores serve at this rate that takes a while), then

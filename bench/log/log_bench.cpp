@@ -47,6 +47,7 @@
 #include "cdc/event/renderer.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/writer.h"
+#include "paced.h"
 #include "pgbench_rows.h"
 
 namespace {
@@ -292,24 +293,14 @@ Latency Follow(const std::string& bin, const std::string& dir, int rate,
     auto w = LogWriter::Open(dir, opts);
     Check(w.status());
     std::mt19937_64 rng(2);
-    const int64_t start = cdc::MonoMicros();
     const uint64_t total = static_cast<uint64_t>(rate) * seconds;
-    int64_t last_sync = start;
-    for (uint64_t seq = 0, txn = 1; seq < total; ++txn) {
-      const int64_t due = start + static_cast<int64_t>(seq * 1e6 / rate);
-      int64_t now = cdc::MonoMicros();
-      if (due > now)
-        std::this_thread::sleep_for(std::chrono::microseconds(due - now));
-      for (int i = 0; i < rows; ++i, ++seq)
-        Check((*w)->Append(MakeEvent(rng, txn, i, cdc::NowMicros())));
-      Check((*w)->Commit(txn * 64, 0, txn));
-      now = cdc::MonoMicros();
-      if (now - last_sync >= 1000) {
-        Check((*w)->RequestSync());
-        last_sync = now;
-      }
-    }
-    Check((*w)->Sync());
+    Check(cdc_bench::AppendPaced(**w, total, rate, rows,
+                                 [&](uint64_t txn, int i) {
+                                   return MakeEvent(rng, txn,
+                                                    static_cast<uint64_t>(i),
+                                                    cdc::NowMicros());
+                                 })
+              .status());
     // Let the follower drain, then stop it.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }

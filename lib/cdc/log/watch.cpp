@@ -22,17 +22,19 @@ Result<ChangeWaiter> ChangeWaiter::Create(const std::string& log_dir) {
   ChangeWaiter w;
   CDC_ASSIGN_OR_RETURN(const std::string segments,
                        LogSubdir(log_dir, kSegmentsDir));
-  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd < 0) {
-    // Most often the per-user limit of inotify instances (128 by default):
-    // many followers on one machine. Following still works, slower.
-    const int err = errno;
+  // Following still works without inotify, slower: say why, naming the
+  // limit when it is one (many followers of one user on one machine).
+  auto slow = [&](int err, int limit_errno, const char* limit) {
     LogWarning(std::string("cannot watch ") + segments +
                " (inotify: " + std::strerror(err) +
-               (err == EMFILE ? "; the limit is the sysctl "
-                                "fs.inotify.max_user_instances"
-                              : "") +
+               (err == limit_errno
+                    ? std::string("; the limit is the sysctl ") + limit
+                    : std::string()) +
                "): looking for new events every 0.5 s instead");
+  };
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    slow(errno, EMFILE, "fs.inotify.max_user_instances");
     return w;
   }
   w.fd_ = FileHandle(fd);
@@ -41,12 +43,7 @@ Result<ChangeWaiter> ChangeWaiter::Create(const std::string& log_dir) {
                               IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
     const int err = errno;
     if (err == ENOENT) return ErrnoStatus("watch", segments, err);
-    LogWarning(std::string("cannot watch ") + segments +
-               " (inotify: " + std::strerror(err) +
-               (err == ENOSPC ? "; the limit is the sysctl "
-                                "fs.inotify.max_user_watches"
-                              : "") +
-               "): looking for new events every 0.5 s instead");
+    slow(err, ENOSPC, "fs.inotify.max_user_watches");
     w.fd_.Reset();
   }
   return w;
