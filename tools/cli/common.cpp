@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cdc/base/fs.h"
 #include "cdc/base/time.h"
@@ -162,23 +163,13 @@ Result<int64_t> ParseDurationIn(const std::string& t, int64_t bare_us) {
   }
   if (int_end == 0) return bad;
   const std::string_view unit = std::string_view(t).substr(p);
-  int64_t scale = 0;
-  if (unit.empty())
-    scale = bare_us;
-  else if (unit == "ms")
-    scale = 1000;
-  else if (unit == "s")
-    scale = 1000000;
-  else if (unit == "m")
-    scale = 60000000;
-  else if (unit == "h")
-    scale = 3600000000;
-  else if (unit == "d")
-    scale = 86400000000;
-  else if (unit == "w")
-    scale = 604800000000;
-  else
-    return bad;
+  static constexpr std::pair<std::string_view, int64_t> kUnitUs[] = {
+      {"ms", 1000},      {"s", 1000000},     {"m", 60000000},
+      {"h", 3600000000}, {"d", 86400000000}, {"w", 604800000000}};
+  int64_t scale = unit.empty() ? bare_us : 0;
+  for (const auto& [name, us] : kUnitUs)
+    if (unit == name) scale = us;
+  if (scale == 0) return bad;
   // As µs it must fit the signed clock arithmetic it is used in: a wrapped
   // (negative) age limit would make every segment "too old".
   unsigned __int128 us = 0;
