@@ -3,17 +3,21 @@
 #
 #   bench/capture/run.sh [--bin build/tools] [--json bench/results/capture.json]
 #                        [--events 1000000] [--single 200000] [--runs 2]
-#                        [--latency-seconds 60] [--latency-rate 50000]
-#                        [--latency-runs 2]
+#                        [--latency-seconds 60] [--latency-rates 50000,5000,100]
+#                        [--latency-runs 3]
 #
 # For each workload, slots are created before the workload is generated, so
 # every drainer sees the same WAL. Each slot is drained once: cdc-capture
 # into a fresh log (durably, group commit), pg_recvlogical to /dev/null,
-# over the unix socket and over TCP on loopback. Then end-to-end latency:
-# commit in PostgreSQL → line on `cdc-tail -f` stdout at a steady rate, with
-# retention deleting segments, alternating with the same measure for
-# pg_recvlogical and test_decoding (PostgreSQL's own floor on this host).
-# Prints a table; writes JSON.
+# over the unix socket and over TCP on loopback; each drainer's CPU (user +
+# system, from getrusage of the finished process and all its threads) is
+# recorded beside its rate. Then end-to-end latency at each steady rate:
+# commit in PostgreSQL → line on `cdc-tail -f` stdout, with retention
+# deleting segments, alternating with the same measure for pg_recvlogical
+# and test_decoding (PostgreSQL's own floor on this host). Transactions
+# carry rate/500 rows (1 to 100), so every rate commits 100-500 times a
+# second and a low rate is not one commit a second. Prints tables; writes
+# JSON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
@@ -22,8 +26,8 @@ EVENTS=1000000
 SINGLE=200000
 RUNS=2
 LAT_SECONDS=60
-LAT_RATE=50000
-LAT_RUNS=2
+LAT_RATES=50000,5000,100
+LAT_RUNS=3
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
@@ -32,7 +36,8 @@ while [ $# -gt 0 ]; do
     --single) SINGLE=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --latency-seconds) LAT_SECONDS=$2; shift 2 ;;
-    --latency-rate) LAT_RATE=$2; shift 2 ;;
+    --latency-rates) LAT_RATES=$2; shift 2 ;;
+    --latency-rate) LAT_RATES=$2; shift 2 ;;  # one rate, the old spelling
     --latency-runs) LAT_RUNS=$2; shift 2 ;;
     *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
   esac
@@ -51,6 +56,15 @@ psql_q -c "CREATE TABLE bench (id bigserial PRIMARY KEY, payload text)" \
 : > "$T/results.tsv"
 
 now_s() { date +%s.%N; }
+# cpu_of FILE CMD...: runs CMD; writes the CPU seconds (user + system) it and
+# its threads used to FILE.
+cpu_of() {
+  python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.4f\n" % (r.ru_utime + r.ru_stime))
+sys.exit(rc)' "$@"
+}
 
 # drain KIND TRANSPORT SLOT EVENTS ENDPOS → appends a result row
 drain() {
@@ -59,20 +73,20 @@ drain() {
   rm -rf "$T/log"
   t0=$(now_s)
   if [ "$kind" = cdc-capture ]; then
-    cdc-capture --log "$T/log" --dsn "$dsn" --slot "$slot" --publication cdc \
-      --exit-when-idle -q
+    cpu_of "$T/cpu" cdc-capture --log "$T/log" --dsn "$dsn" --slot "$slot" \
+      --publication cdc --exit-when-idle -q
   else
-    "$RECV" -d "$dsn" --slot "$slot" --start --no-loop --endpos "$endpos" \
-      -o proto_version=1 -o publication_names=cdc -f /dev/null
+    cpu_of "$T/cpu" "$RECV" -d "$dsn" --slot "$slot" --start --no-loop \
+      --endpos "$endpos" -o proto_version=1 -o publication_names=cdc -f /dev/null
   fi
   t1=$(now_s)
   if [ "$kind" = cdc-capture ]; then  # checked outside the timed part
     local got; got=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
     [ "$got" -ge "$events" ] || { echo "cdc-capture wrote $got of $events events" >&2; exit 1; }
   fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$WORKLOAD" "$kind" "$transport" "$events" \
-    "$(python3 -c "print($t1 - $t0)")" >> "$T/results.tsv"
-  echo "  $WORKLOAD $kind over $transport: $(python3 -c "print(round($events / ($t1 - $t0)))") events/s" >&2
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$WORKLOAD" "$kind" "$transport" "$events" \
+    "$(python3 -c "print($t1 - $t0)")" "$(cat "$T/cpu")" >> "$T/results.tsv"
+  echo "  $WORKLOAD $kind over $transport: $(python3 -c "print(round($events / ($t1 - $t0)))") events/s, $(python3 -c "print(round(1e6 * $(cat "$T/cpu") / $events, 2))") µs CPU/event" >&2
 }
 
 # workload NAME EVENTS SQL-GENERATOR-CMD
@@ -120,14 +134,19 @@ workload "b:1-row-txns" "$SINGLE" \
 # alternate between the two so that neither always gets the quieter minute.
 unset PGOPTIONS
 BENCH_LOG=${BENCH_LOG:-$(dirname "$BIN")/bench/cdc-bench-log}
+# steady_load RATE: RATE events/s for LAT_SECONDS, in transactions of
+# RATE/500 rows (1 to 100).
 steady_load() {
+  local rate=$1 rows
+  rows=$((rate / 500)); [ "$rows" -lt 1 ] && rows=1; [ "$rows" -gt 100 ] && rows=100
+  echo "INSERT INTO bench (payload) SELECT $PAYLOAD FROM generate_series(1, $rows);" > "$T/lat.sql"
   sleep 1
-  pgbench -n -c 4 -j 2 -R $((LAT_RATE / 100)) -T "$LAT_SECONDS" -f "$T/a.sql" >/dev/null
+  pgbench -n -c 4 -j 2 -R $((rate / rows)) -T "$LAT_SECONDS" -f "$T/lat.sql" >/dev/null
   sleep 2
 }
-# latency_cdc OUT: commit -> line on `cdc-tail -f` stdout
+# latency_cdc OUT RATE: commit -> line on `cdc-tail -f` stdout
 latency_cdc() {
-  local out=$1 cap reader
+  local out=$1 rate=$2 cap reader
   rm -rf "$T/log"
   psql_q -c "SELECT pg_create_logical_replication_slot('lat', 'pgoutput')" >/dev/null
   cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
@@ -136,74 +155,100 @@ latency_cdc() {
   for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
   ( cdc-tail --log "$T/log" -f --from latest | "$BENCH_LOG" --stdin-latency > "$out" ) 2>>"$T/latency.err" &
   reader=$!
-  steady_load
+  steady_load "$rate"
   pkill -f "cdc-tail --log $T/log -f" || true
   wait "$reader" 2>/dev/null || true
-  segs_removed=$(cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)')
+  cdc-log segments --log "$T/log" --json | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_seq"] > 1)' > "$out.segs"
   kill "$cap"; wait "$cap" || true
   psql_q -c "SELECT pg_drop_replication_slot('lat')" -c "TRUNCATE bench" >/dev/null
 }
-# latency_ref OUT: commit -> COMMIT line on pg_recvlogical's stdout
+# latency_ref OUT RATE: commit -> COMMIT line on pg_recvlogical's stdout
 latency_ref() {
-  local out=$1 reader
+  local out=$1 rate=$2 reader
   psql_q -c "SELECT pg_create_logical_replication_slot('ref', 'test_decoding')" >/dev/null
   ( "$RECV" -d "$UNIX_DSN" --slot ref --start -o include-timestamp=1 -f - |
       "$BENCH_LOG" --stdin-latency > "$out" ) 2>>"$T/latency.err" &
   reader=$!
-  steady_load
+  steady_load "$rate"
   pkill -f "pg_recvlogical -d $UNIX_DSN --slot ref" || true
   wait "$reader" 2>/dev/null || true
   psql_q -c "SELECT pg_drop_replication_slot('ref')" -c "TRUNCATE bench" >/dev/null
 }
-echo "latency: $LAT_RATE events/s for $LAT_SECONDS s, $LAT_RUNS run(s) each" >&2
 psql_q -c "TRUNCATE bench" >/dev/null
-for run in $(seq "$LAT_RUNS"); do
-  if [ $((run % 2)) = 1 ]; then order="cdc ref"; else order="ref cdc"; fi
-  for who in $order; do
-    "latency_$who" "$T/lat_${who}_$run.json"
-    echo "  $who: $(cat "$T/lat_${who}_$run.json")" >&2
+for rate in ${LAT_RATES//,/ }; do
+  echo "latency: $rate events/s for $LAT_SECONDS s, $LAT_RUNS run(s) each" >&2
+  for run in $(seq "$LAT_RUNS"); do
+    if [ $((run % 2)) = 1 ]; then order="cdc ref"; else order="ref cdc"; fi
+    for who in $order; do
+      "latency_$who" "$T/lat_${rate}_${who}_$run.json" "$rate"
+      echo "  $who: $(head -c 200 "$T/lat_${rate}_${who}_$run.json")" >&2
+    done
   done
 done
 
-python3 - "$T/results.tsv" "$T" "$JSON" "$LAT_RATE" "$LAT_SECONDS" "$segs_removed" "$LAT_RUNS" <<'PY'
+python3 - "$T/results.tsv" "$T" "$JSON" "$LAT_RATES" "$LAT_SECONDS" "$LAT_RUNS" <<'PY'
 import json, statistics, sys, os, collections
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-def lat_runs(who):
-    return [json.load(open(f"{sys.argv[2]}/lat_{who}_{r}.json"))
-            for r in range(1, int(sys.argv[7]) + 1)]
-def lat_summary(runs):
-    return {"events": sum(r["events"] for r in runs),
-            "p50_ms": statistics.median(r["p50_ms"] for r in runs),
-            "p99_ms": statistics.median(r["p99_ms"] for r in runs),
-            "max_ms": max(r["max_ms"] for r in runs), "runs": runs}
-lat = lat_summary(lat_runs("cdc"))
-ref = lat_summary(lat_runs("ref"))
-rates = collections.defaultdict(list)
-for wl, kind, tr, ev, sec in rows:
+tsv, tmp, out_path, lat_rates, lat_seconds, lat_n = sys.argv[1:7]
+rows = [l.rstrip("\n").split("\t") for l in open(tsv)]
+rates, cpus = collections.defaultdict(list), collections.defaultdict(list)
+for wl, kind, tr, ev, sec, cpu in rows:
     rates[(wl, tr, kind)].append(int(ev) / float(sec))
-out = {"drain": [], "latency": lat}
+    cpus[(wl, tr, kind)].append(1e6 * float(cpu) / int(ev))  # µs per event
+out = {"drain": [], "latency_by_rate": []}
+med = statistics.median
 # ratio: of the medians. paired: the median of each run's ratio (a run
 # drains both slots back to back, so the two share that moment's noise).
 print(f"{'workload':16} {'transport':9} {'cdc-capture ev/s':>17} {'pg_recvlogical ev/s':>20} {'ratio':>6} {'paired':>6} {'target':>7}")
 for (wl, tr) in sorted({(k[0], k[1]) for k in rates}):
-    c = statistics.median(rates[(wl, tr, "cdc-capture")])
-    r = statistics.median(rates[(wl, tr, "pg_recvlogical")])
-    paired = statistics.median(a / b for a, b in zip(rates[(wl, tr, "cdc-capture")],
-                                                     rates[(wl, tr, "pg_recvlogical")]))
+    cr, rr = rates[(wl, tr, "cdc-capture")], rates[(wl, tr, "pg_recvlogical")]
+    cc, rc = cpus[(wl, tr, "cdc-capture")], cpus[(wl, tr, "pg_recvlogical")]
+    c, r = med(cr), med(rr)
+    paired = med(a / b for a, b in zip(cr, rr))
     print(f"{wl:16} {tr:9} {c:17.0f} {r:20.0f} {c / r:6.2f} {paired:6.2f} {'>= 0.9':>7}")
     out["drain"].append({"workload": wl, "transport": tr, "cdc_capture_eps": c,
                          "pg_recvlogical_eps": r, "ratio": c / r,
-                         "paired_ratio": paired,
-                         "cdc_capture_runs": rates[(wl, tr, "cdc-capture")],
-                         "pg_recvlogical_runs": rates[(wl, tr, "pg_recvlogical")]})
-lat.update({"rate": int(sys.argv[4]), "seconds": int(sys.argv[5]),
-            "retention_removed_segments": sys.argv[6] == "True",
-            "reference_pg_recvlogical_test_decoding": ref})
-print(f"latency at {sys.argv[4]} events/s for {sys.argv[5]} s, medians of {sys.argv[7]} run(s):")
-print(f"{'path':42} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'target':>8}")
-print(f"{'commit -> cdc-tail -f (cdc-capture)':42} {lat['p50_ms']:7.1f} {lat['p99_ms']:7.1f} {lat['max_ms']:7.1f} {'p99<=50':>8}")
-print(f"{'commit -> pg_recvlogical (test_decoding)':42} {ref['p50_ms']:7.1f} {ref['p99_ms']:7.1f} {ref['max_ms']:7.1f} {'floor':>8}")
-print(f"retention removed segments: {sys.argv[6]}")
-os.makedirs(os.path.dirname(sys.argv[3]) or ".", exist_ok=True)
-json.dump(out, open(sys.argv[3], "w"), indent=2)
+                         "paired_ratio": paired, "cdc_capture_runs": cr,
+                         "pg_recvlogical_runs": rr,
+                         "cdc_capture_cpu_us_per_event": med(cc),
+                         "pg_recvlogical_cpu_us_per_event": med(rc),
+                         "cpu_ratio": med(cc) / med(rc),
+                         "cpu_paired_ratio": med(a / b for a, b in zip(cc, rc)),
+                         "cdc_capture_cpu_runs": cc, "pg_recvlogical_cpu_runs": rc})
+print("\nCPU per event (user + system, µs), medians; lower is better:")
+print(f"{'workload':16} {'transport':9} {'cdc-capture':>12} {'pg_recvlogical':>15} {'ratio':>6} {'paired':>6} {'target':>7}")
+for d in out["drain"]:
+    print(f"{d['workload']:16} {d['transport']:9} {d['cdc_capture_cpu_us_per_event']:12.2f} "
+          f"{d['pg_recvlogical_cpu_us_per_event']:15.2f} {d['cpu_ratio']:6.2f} "
+          f"{d['cpu_paired_ratio']:6.2f} {'<= 1.1':>7}")
+
+def lat_runs(rate, who):
+    return [json.load(open(f"{tmp}/lat_{rate}_{who}_{r}.json"))
+            for r in range(1, int(lat_n) + 1)]
+def lat_summary(runs):
+    return {"events": sum(r["events"] for r in runs),
+            "p50_ms": med(r["p50_ms"] for r in runs),
+            "p99_ms": med(r["p99_ms"] for r in runs),
+            "max_ms": max(r["max_ms"] for r in runs), "runs": runs}
+print(f"\ncommit -> reader latency, {lat_seconds} s per run, medians of {lat_n} run(s):")
+print(f"{'events/s':>9} {'rows/txn':>8} {'cdc p50':>8} {'cdc p99':>8} {'floor p50':>9} {'floor p99':>9} {'added p99':>9} {'target':>7}")
+for rate in [int(x) for x in lat_rates.split(",")]:
+    lat, ref = lat_summary(lat_runs(rate, "cdc")), lat_summary(lat_runs(rate, "ref"))
+    removed = [open(f"{tmp}/lat_{rate}_cdc_{r}.json.segs").read().strip() == "True"
+               for r in range(1, int(lat_n) + 1)]
+    added = med(c["p99_ms"] - f["p99_ms"] for c, f in zip(lat["runs"], ref["runs"]))
+    lat.update({"rate": rate, "rows_per_txn": max(1, min(100, rate // 500)),
+                "seconds": int(lat_seconds),
+                "retention_removed_segments": any(removed),
+                "added_p99_ms": lat["p99_ms"] - ref["p99_ms"],
+                "added_p99_ms_paired": added,
+                "reference_pg_recvlogical_test_decoding": ref})
+    out["latency_by_rate"].append(lat)
+    print(f"{rate:9} {lat['rows_per_txn']:8} {lat['p50_ms']:8.1f} {lat['p99_ms']:8.1f} "
+          f"{ref['p50_ms']:9.1f} {ref['p99_ms']:9.1f} {lat['p99_ms'] - ref['p99_ms']:9.1f} {'<= 2':>7}")
+# "latency": the highest rate, as before (the chart of latency over time).
+out["latency"] = max(out["latency_by_rate"], key=lambda l: l["rate"])
+print(f"retention removed segments at {out['latency']['rate']} events/s: "
+      f"{out['latency']['retention_removed_segments']}")
+os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
+json.dump(out, open(out_path, "w"), indent=2)
 PY
