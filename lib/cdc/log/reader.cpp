@@ -389,21 +389,46 @@ Status LogReader::CheckSkipped(const SegmentInfo& seg, Key key_of_header,
 template <typename Key>
 Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
                              uint64_t target) {
-  CDC_ASSIGN_OR_RETURN(auto segs, ListSegments(dir_));
+  CDC_ASSIGN_OR_RETURN(auto segs, ListSegmentFiles(dir_));
   if (segs.empty()) return Status::NotFound("log " + dir_ + " has no segments");
-  size_t i = 0;
-  for (; i + 1 < segs.size(); ++i) {
-    if (!segs[i].seal_error.empty())
-      return Status::Corruption(segs[i].seal_error);
-    if (!segs[i].seal || key_of_seal(*segs[i].seal) >= target) break;
-    // A segment skipped unread on the word of its seal record: the record
-    // must at least agree with the directory.
-    auto size = FileSize(segs[i].path);
-    if (!size.ok() && size.status().code() == Code::kNotFound) continue;
+  // Commit LSNs and times only grow from segment to segment, so the first
+  // segment whose last commit reaches the target is found by bisection,
+  // reading O(log segments) seal records rather than all of them: a seek
+  // in a log of thousands of segments costs what one in a few does.
+  // `below(k)`: segment k is sealed, its record is readable and agrees
+  // with the directory, and its last commit lies below the target, so it
+  // can be skipped unread. A segment without a record (not yet written,
+  // or lost) is never skipped: the walk below reads it instead.
+  auto below = [&](size_t k) -> Result<bool> {
+    SegmentInfo& seg = segs[k];
+    ++seal_records_read_;
+    auto rec = ReadSealRecord(seg.path);
+    if (!rec.ok()) {
+      if (rec.status().code() == Code::kNotFound) return false;
+      if (rec.status().code() == Code::kCorruption)
+        return Status::Corruption(rec.status().message());
+      return rec.status();
+    }
+    seg.seal = std::move(rec).value();
+    if (key_of_seal(*seg.seal) >= target) return false;
+    // Skipped unread on the word of its seal record: the record must at
+    // least agree with the directory.
+    auto size = FileSize(seg.path);
+    if (!size.ok() && size.status().code() == Code::kNotFound) return true;
     CDC_RETURN_IF_ERROR(size.status());
-    CDC_RETURN_IF_ERROR(
-        CheckSealedSegment(segs[i], *size, segs[i + 1].base_seq));
+    CDC_RETURN_IF_ERROR(CheckSealedSegment(seg, *size, segs[k + 1].base_seq));
+    return true;
+  };
+  size_t lo = 0, hi = segs.size() - 1;  // the answer lies in [lo, hi]
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    CDC_ASSIGN_OR_RETURN(bool skip, below(mid));
+    if (skip)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
+  size_t i = lo;
   if (i > 0)
     CDC_RETURN_IF_ERROR(CheckSkipped(segs[i - 1], key_of_header, target));
   for (; i < segs.size(); ++i) {
