@@ -6,12 +6,15 @@
 #                                 limit, with the target
 #   bench/report/latency.png      commit-to-reader latency, p50 and p99 per
 #                                 second, cdc-capture beside pg_recvlogical
+#   bench/report/growth.png       cost against size: followers, log size
+#                                 (seeks), published tables
 #
 #   bench/run.sh [--bin build/tools] [--quick]
 #
 # --quick runs each bench small (a minute or two in all) to see that they
 # work; the figures worth quoting come from a full run on a quiet machine
-# (about 15 minutes on 2 cores). Needs the build (cmake --build build) and
+# (about 40 minutes on 2 cores, and 42 GB of disk for the 40 GB log of
+# the seek bench). Needs the build (cmake --build build) and
 # gnuplot (scripts/deps.sh installs gnuplot-nox).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +48,12 @@ if [ "$QUICK" = 1 ]; then
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 100000 --runs 1 --json "$R/snapshot.json"
   step consumers; "$BIN/../bench/cdc-bench-consumers" --bin "$BIN" --dir "$W" --consumers 1000 \
     --events 100000 --runs 1 --json "$R/consumers.json"
+  step followers; "$BIN/../bench/cdc-bench-followers" --bin "$BIN" --dir "$W" \
+    --followers 1,10 --seconds 2 --json "$R/followers.json"
+  step seek; "$BIN/../bench/cdc-bench-seek" --bin "$BIN" --dir "$W" --gb 0.05,0.2 --runs 1 \
+    --json "$R/seek.json"
+  step tables; bench/tables/run.sh --bin "$BIN" --tables 10,100 --rows 10 --events 20000 \
+    --json "$R/tables.json"
 else
   step log; "$BIN/../bench/cdc-bench-log" --bin "$BIN" --dir "$W" --events 1000000 --runs 3 \
     --follow-seconds 5 --workload-events 300000 --workload-follow-seconds 5 --json "$R/log.json"
@@ -58,7 +67,13 @@ else
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 1000000 --runs 5 --json "$R/snapshot.json"
   step consumers; "$BIN/../bench/cdc-bench-consumers" --bin "$BIN" --dir "$W" --consumers 10000 \
     --events 1000000 --runs 5 --json "$R/consumers.json"
+  step followers; "$BIN/../bench/cdc-bench-followers" --bin "$BIN" --dir "$W" \
+    --followers 1,10,100,500 --seconds 5 --json "$R/followers.json"
+  step seek; "$BIN/../bench/cdc-bench-seek" --bin "$BIN" --dir "$W" --gb 1,10,40 --runs 5 \
+    --json "$R/seek.json"
+  step tables; bench/tables/run.sh --bin "$BIN" --tables 10,1000,10000 --json "$R/tables.json"
 fi
 step charts
 python3 bench/plot.py "$R"
+python3 bench/plot_growth.py "$R"
 echo "wrote $R"
