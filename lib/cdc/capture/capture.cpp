@@ -43,8 +43,8 @@ constexpr int64_t kSpinUs = 30;
 constexpr int64_t kWriteDelayUs = 2000;
 // When the stream pauses they are written at once, but at most once per this
 // (a stream that pauses after every transaction would otherwise wake the
-// writer for each one).
-constexpr int64_t kIdleWriteGapUs = 1000;
+// writer for each one); what ends sooner is written when the gap is over.
+constexpr int64_t kIdleWriteGapUs = 500;
 constexpr int64_t kRetentionEveryUs = 10000000;
 
 void Say(const Options& o, const std::string& msg) {
@@ -510,19 +510,25 @@ Status Capture::Stream(pg::Connection& conn, const SlotState& slot) {
     CDC_RETURN_IF_ERROR(Timers(conn, now, /*pausing=*/true));
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
-    int wait_ms = 200;
+    int64_t wait_us = 200000;
     if (first_unsynced_ != 0) {
       int64_t due = SyncDue();
       if (w_->SyncPending()) due = std::max(due, now + 1000);  // look again
-      if (first_unwritten_ != 0) due = std::min(due, WriteDue());
-      wait_ms = static_cast<int>(std::max<int64_t>(0, due - now) / 1000) + 1;
+      // What ended within kIdleWriteGapUs of the last write is written
+      // when that gap is over, not at the end of the write window: at a
+      // low rate this wait is the latency followers see.
+      if (first_unwritten_ != 0)
+        due = std::min({due, WriteDue(), last_write_ + kIdleWriteGapUs});
+      wait_us = std::max<int64_t>(0, due - now) + 50;
     } else if (FlushPosition() != w_->position().FlushLsn() ||
                FlushPosition() > acked_) {
-      wait_ms = 5;
+      wait_us = 5000;
     }
     pollfd p{conn.socket(), static_cast<short>(m_.paused ? 0 : POLLIN), 0};
-    if (::poll(&p, 1, wait_ms) < 0 && errno != EINTR)
-      return Status::IOError(std::string("poll: ") + strerror(errno));
+    const timespec wait{static_cast<time_t>(wait_us / 1000000),
+                        static_cast<long>(wait_us % 1000000) * 1000};
+    if (::ppoll(&p, 1, &wait, nullptr) < 0 && errno != EINTR)
+      return Status::IOError(std::string("ppoll: ") + strerror(errno));
     // Data after a gap shorter than a spin: the stream is hot again.
     const int64_t woke = MonoMicros();
     hot_ = (p.revents & POLLIN) != 0 && woke - now < kSpinUs;
