@@ -25,6 +25,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,13 @@ int main(int argc, char** argv) {
       return 64;
     }
     const std::string v = argv[++i];
+    try {
+      if (k == "--runs" && std::stoi(v) < 1) throw std::invalid_argument(v);
+    } catch (const std::exception&) {
+      fprintf(stderr, "cdc-bench-seek: %s: not a positive number: '%s'\n",
+              k.c_str(), v.c_str());
+      return 64;
+    }
     if (k == "--bin") {
       a.bin = v;
     } else if (k == "--dir") {
@@ -169,10 +177,20 @@ int main(int argc, char** argv) {
       a.runs = std::stoi(v);
     } else if (k == "--gb") {
       a.gb.clear();
-      for (size_t at = 0; at < v.size();) {
+      for (size_t at = 0; at <= v.size();) {
         size_t comma = v.find(',', at);
         if (comma == std::string::npos) comma = v.size();
-        a.gb.push_back(std::stod(v.substr(at, comma - at)));
+        double gb = 0;
+        try {
+          gb = std::stod(v.substr(at, comma - at));
+        } catch (const std::exception&) {
+        }
+        if (!(gb > 0)) {
+          fprintf(stderr, "cdc-bench-seek: --gb: not a list of sizes: '%s'\n",
+                  v.c_str());
+          return 64;
+        }
+        a.gb.push_back(gb);
         at = comma + 1;
       }
       std::sort(a.gb.begin(), a.gb.end());

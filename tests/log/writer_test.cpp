@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -237,8 +238,32 @@ TEST_CASE("LSN and time seeks bisect the segments: O(log segments) records",
   CHECK(most <= log2);  // a linear walk would read up to n - 1 = hundreds
   CHECK(most >= 1);
 
-  // A lost seal record is never skipped on: the seek reads that segment
-  // instead and still lands right.
+  // A record the bisection skips on must agree with the directory: one
+  // whose size is not the segment's is corruption, not a place to land.
+  const std::string probed = SealRecordPath((*segs)[(n - 1) / 2].path);
+  std::string original;
+  {
+    std::ifstream f(probed);
+    original.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::string text = original;
+  const size_t at = text.find("\"bytes\":");
+  REQUIRE(at != std::string::npos);
+  text.insert(at + 8, "1");  // 10 times the size and then some
+  {
+    std::ofstream f(probed, std::ios::trunc);
+    f << text;
+  }
+  Status edited = (*r)->SeekLsn(txns * 16);
+  CHECK(edited.code() == Code::kCorruption);
+  CHECK(edited.message().find("bytes") != std::string::npos);
+  {
+    std::ofstream f(probed, std::ios::trunc);
+    f << original;
+  }
+
+  // A lost seal record neither stops nor misleads a seek: that segment is
+  // read instead of skipped.
   REQUIRE(std::filesystem::remove(SealRecordPath((*segs)[n / 2].path)));
   const uint64_t late = txns - 3;
   REQUIRE((*r)->SeekLsn(late * 16).ok());

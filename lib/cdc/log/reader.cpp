@@ -405,9 +405,7 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
     auto rec = ReadSealRecord(seg.path);
     if (!rec.ok()) {
       if (rec.status().code() == Code::kNotFound) return false;
-      if (rec.status().code() == Code::kCorruption)
-        return Status::Corruption(rec.status().message());
-      return rec.status();
+      return rec.status();  // Corruption names the record and what is wrong
     }
     seg.seal = std::move(rec).value();
     if (key_of_seal(*seg.seal) >= target) return false;

@@ -159,11 +159,11 @@ class LogReader {
   uint64_t scan_ = 0;       // header scan position (>= committed_)
   uint64_t scan_seq_ = 0;   // seq expected at scan_
   uint64_t next_seq_ = 0;   // seq of the frame at offset_
-  uint64_t seal_records_read_ = 0;
-  uint64_t skip_to_ = 0;  // events below this seq are not returned
+  uint64_t skip_to_ = 0;    // events below this seq are not returned
   // Why the header scan stopped at scan_: kEnd (the end of the file),
   // kTorn (a frame runs past it) or kBadHeader (stop_detail_ says why).
   FrameStatus stop_ = FrameStatus::kEnd;
+  uint64_t seal_records_read_ = 0;  // by seeks, for seal_records_read()
   std::string stop_detail_;
   bool stop_fatal_ = false;  // never a torn write (a valid frame, wrong seq)
 
