@@ -74,6 +74,11 @@ for v in $PG_VERSIONS; do
     run "integration $t [pg $v]" env BIN="$ROOT/build/tools" PG_BIN="$bin" \
       KILLS=8 TXNS=4000 ROWS=500000 bash "tests/integration/${t}_test.sh"
   done
+  # cdc-pg from Debian's 15 into this version.
+  if [ "$v" = 18 ]; then
+    run "integration pg_sink [15 -> $v]" env BIN="$ROOT/build/tools" \
+      TARGET_PG_BIN="$bin" bash tests/integration/pg_sink_test.sh
+  fi
 done
 
 # The chaos harness, short (tests/chaos/run.sh --seconds 1000 --pace 0.25

@@ -36,9 +36,10 @@ at_exit cleanup_pkg
 DEB=$(ls "$T"/pkg/cdc_*.deb)
 dpkg-deb -c "$DEB" | awk '{ print $6 }' | sed 's#^\./#/#' > "$T/contents"
 for f in /usr/bin/cdc-capture /usr/bin/cdc-tail /usr/bin/cdc-ack /usr/bin/cdc-log \
-  /usr/bin/cdc-run /usr/bin/cdc-redis /usr/bin/cdc-nats /usr/bin/cdc-backup \
+  /usr/bin/cdc-run /usr/bin/cdc-redis /usr/bin/cdc-nats /usr/bin/cdc-pg /usr/bin/cdc-backup \
   /usr/share/man/man1/cdc-tail.1 /usr/share/man/man5/cdc-log-format.5 \
   /usr/lib/systemd/system/cdc-capture.service /usr/lib/systemd/system/cdc-run@.service \
+  /usr/lib/systemd/system/cdc-pg.service \
   /usr/lib/systemd/system/cdc-backup.timer /usr/lib/sysusers.d/cdc.conf \
   /usr/libexec/cdc/cdc-ssh-gate /usr/share/cdc/prometheus/alerts.yml \
   /usr/share/doc/cdc/examples/capture.conf.example; do

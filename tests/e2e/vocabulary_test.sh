@@ -26,7 +26,7 @@ PY
 [ "$(wc -l < "$T/table")" -ge 60 ] || fail "docs/flags.md: only $(wc -l < "$T/table") rows read"
 
 # "TOOL[ SUB]|-s,--flag KIND" for every option in --help.
-for tool in cdc-capture cdc-tail cdc-ack cdc-redis cdc-nats cdc-backup cdc-run cdc-log; do
+for tool in cdc-capture cdc-tail cdc-ack cdc-redis cdc-nats cdc-pg cdc-backup cdc-run cdc-log; do
   subs=$("$tool" --help | awk '/^Subcommands:/ { f = 1; next } f && NF { print $1 }')
   for sub in "" $subs; do
     # shellcheck disable=SC2086

@@ -60,6 +60,9 @@ CREATE ROLE cdc LOGIN REPLICATION;
 SQL
 APP_DSN="${CDC_TEST_DSN/dbname=postgres/dbname=app}"
 APP_DSN="${APP_DSN/user=postgres/user=cdc}"
+# cdc-pg's target: another database of the same server, the role's own.
+psql_q -c "CREATE DATABASE reporting OWNER cdc"
+REPORTING_DSN="${APP_DSN/dbname=app/dbname=reporting}"
 psql_q -d app <<'SQL'
 CREATE TABLE orders (id int PRIMARY KEY, status text, total numeric(10,2));
 CREATE TABLE accounts (id int PRIMARY KEY, plan text);
@@ -112,6 +115,7 @@ substitute() {
   sed -e "s#/var/lib/cdc/log.new#$T/log.new#g" \
     -e "s#/var/lib/cdc/log#$T/log#g" \
     -e "s#'host=/run/postgresql dbname=app user=cdc'#'$APP_DSN'#g" \
+    -e "s#'host=/run/postgresql dbname=reporting user=cdc'#'$REPORTING_DSN'#g" \
     -e "s#redis://localhost:6379/0#$REDIS_TCP_URL#g" \
     -e "s#unix:///run/redis.sock#$REDIS_URL#g" \
     -e "s#/backup/#$T/backup/#g" \
@@ -133,7 +137,7 @@ follow() {  # follow TOOL ARGS...: -f runs stop after a few seconds
   [ "$rc" = 124 ] && rc=0
   return "$rc"
 }
-for tool in cdc-tail cdc-run cdc-redis cdc-nats; do
+for tool in cdc-tail cdc-run cdc-redis cdc-nats cdc-pg; do
   eval "$tool() { follow $tool \"\$@\"; }"
 done
 CAPTURE_PID=
@@ -209,11 +213,14 @@ last=$(cdc-log info --log "$T/log" --json | python3 -c 'import json,sys; print(j
 redis-cli -s "$REDIS_SOCK" HGET 'cdc:public.orders:[7]' status | grep -qx 'new' ||
   fail "tour: no Redis mirror of order 7: $(redis-cli -s "$REDIS_SOCK" HGETALL 'cdc:public.orders:[7]')"
 [ "$(redis-cli -s "$REDIS_SOCK" XLEN 'cdc:public.orders')" -ge 40 ] || fail "tour: stream of orders"
+got=$(psql_q -d reporting -c "SELECT status FROM public.orders WHERE id = 7")
+want=$(psql_q -d app -c "SELECT status FROM orders WHERE id = 7")
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "tour: cdc-pg's copy of order 7 is \"$got\", not \"$want\""
 cdc-log verify --log "$T/B" -q && cdc-log verify --log "$T/log.new" -q || fail "tour: B or the restored log"
 [ "$(cdc-tail --log "$T/log.new" | sha256sum)" = "$(cdc-tail --log "$T/log" | sha256sum)" ] ||
   fail "tour: the restored log differs"
 [ "$(psql_q -d app -c "SELECT count(*) FROM pg_replication_slots")" = 0 ] || fail "tour: the slot is still there"
-ok "the quick tour runs as written (block $n): $last events, every consumer acked, Redis, backup, restore, retire"
+ok "the quick tour runs as written (block $n): $last events, every consumer acked, Redis, another database, backup, restore, retire"
 
 # The two hook recipes: the runner, and the plain-shell version that stops
 # at the first failure. Each posts every event cdc-tail shows once.

@@ -1,15 +1,9 @@
 // cdc-redis: applies a cdc log (or NDJSON on stdin) to Redis, effectively
 // once: streams per table or a hash per row. See cdc-redis(1). The engine
 // is sink::Engine; Redis is redis::Target.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
-#include "cdc/base/fs.h"
 #include "cdc/cli/cli.h"
 #include "cdc/redis/target.h"
 #include "common.h"
@@ -34,25 +28,9 @@ struct Options {
 };
 
 Result<std::string> ReadPassword(const std::string& file) {
-  if (file.empty()) {
-    const char* env = std::getenv("REDISCLI_AUTH");
-    return std::string(env ? env : "");
-  }
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return Status::Config("--password-file " + file + ": " + strerror(errno));
-  FileHandle f(fd);
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
-    return Status::Config("--password-file " + file +
-                          ": not a regular file of at most 4096 bytes");
-  std::string pw(static_cast<size_t>(st.st_size), '\0');
-  ssize_t n = ::read(fd, pw.data(), pw.size());
-  if (n < 0)
-    return Status::Config("--password-file " + file + ": " + strerror(errno));
-  pw.resize(static_cast<size_t>(n));
-  while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) pw.pop_back();
-  return pw;
+  if (!file.empty()) return tools::ReadPasswordFile(file);
+  const char* env = std::getenv("REDISCLI_AUTH");
+  return std::string(env ? env : "");
 }
 
 Status Check(const Options& o) {

@@ -27,3 +27,6 @@ int RunCli(int argc, char** argv);
 namespace cdc::run_tool {
 int RunCli(int argc, char** argv);
 }
+namespace cdc::pg_tool {
+int RunCli(int argc, char** argv);
+}

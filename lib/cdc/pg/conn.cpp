@@ -1,8 +1,10 @@
 #include "cdc/pg/conn.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 
 #include "cdc/base/coding.h"
@@ -175,7 +177,8 @@ std::string RedactDsn(const std::string& conninfo) {
 }
 
 Result<std::unique_ptr<Connection>> Connection::Connect(
-    const std::string& conninfo, bool replication, bool pin_search_path) {
+    const std::string& conninfo, bool replication, bool pin_search_path,
+    const char* application_name) {
   char* err = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &err);
   if (parsed == nullptr) {
@@ -193,7 +196,7 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
   std::vector<const char*> keys = {"dbname", "client_encoding", "options",
                                    "fallback_application_name"};
   std::vector<const char*> vals = {conninfo.c_str(), "UTF8", settings.c_str(),
-                                   "cdc-capture"};
+                                   application_name};
   if (replication) {
     keys.push_back("replication");
     vals.push_back("database");
@@ -281,6 +284,82 @@ std::string Connection::QuoteLiteral(const std::string& text) const {
   std::string out = q ? q : "''";
   PQfreemem(q);
   return out;
+}
+
+Status Connection::EnterPipeline() {
+  if (PQenterPipelineMode(conn_) != 1) return Error("pipeline mode");
+  separator_ = false;
+  return Status::OK();
+}
+
+Status Connection::ExitPipeline() {
+  if (PQexitPipelineMode(conn_) != 1) return Error("pipeline mode");
+  return Status::OK();
+}
+
+Status Connection::SendParams(const std::string& sql,
+                              const std::vector<const char*>& values,
+                              const std::vector<int>& lengths) {
+  if (PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()),
+                        nullptr, values.data(), lengths.data(), nullptr,
+                        0) != 1)
+    return Error("cannot send to PostgreSQL");
+  return Status::OK();
+}
+
+Status Connection::SendSync() {
+  if (PQpipelineSync(conn_) != 1 || PQflush(conn_) != 0)
+    return Error("cannot send to PostgreSQL");
+  return Status::OK();
+}
+
+Result<std::optional<Connection::Answer>> Connection::NextAnswer(int wait_ms) {
+  bool waited = false;
+  for (;;) {
+    if (PQisBusy(conn_)) {
+      if (waited || wait_ms <= 0) {
+        if (PQconsumeInput(conn_) == 0) return Error("PostgreSQL");
+        if (PQisBusy(conn_)) return std::optional<Answer>();
+        continue;
+      }
+      waited = true;
+      struct pollfd p = {PQsocket(conn_), POLLIN, 0};
+      int n = ::poll(&p, 1, wait_ms);
+      if (n < 0 && errno != EINTR) return Error("poll");
+      if (PQconsumeInput(conn_) == 0) return Error("PostgreSQL");
+      continue;
+    }
+    pg_result* raw = PQgetResult(conn_);
+    if (raw == nullptr) {
+      if (!separator_) return std::optional<Answer>();
+      separator_ = false;
+      continue;
+    }
+    PgResult r(raw);
+    Answer a;
+    switch (PQresultStatus(raw)) {
+      case PGRES_PIPELINE_SYNC:
+        a.kind = Answer::kSync;
+        return std::optional<Answer>(std::move(a));
+      case PGRES_COMMAND_OK:
+      case PGRES_TUPLES_OK:
+        a.kind = Answer::kDone;
+        break;
+      case PGRES_PIPELINE_ABORTED:
+        a.kind = Answer::kAborted;
+        break;
+      default: {
+        a.kind = Answer::kError;
+        const char* code = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+        a.sqlstate = code ? code : "";
+        a.message = OneLine(PQresultErrorMessage(raw));
+        if (PQstatus(conn_) != CONNECTION_OK)
+          return Status::Unavailable("PostgreSQL: " + a.message);
+      }
+    }
+    separator_ = true;
+    return std::optional<Answer>(std::move(a));
+  }
 }
 
 Result<SystemIdentity> Connection::IdentifySystem() {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,7 +79,8 @@ class Connection {
   // search_path, for resolving names a user gave without a schema.
   static Result<std::unique_ptr<Connection>> Connect(
       const std::string& conninfo, bool replication,
-      bool pin_search_path = true);
+      bool pin_search_path = true,
+      const char* application_name = "cdc-capture");
   ~Connection();
 
   // Runs one command; error unless it returned tuples or completed.
@@ -89,6 +91,30 @@ class Connection {
                               const std::vector<std::string>& params);
   std::string QuoteIdent(const std::string& name) const;
   std::string QuoteLiteral(const std::string& text) const;
+
+  // Pipeline mode (libpq's): statements are queued without waiting, and
+  // their answers come back in order; a sync ends each group. The
+  // connection stays blocking: a caller keeps what it has in flight small
+  // (answers of at most a few thousand statements) so the server never
+  // waits on answers unread while we still write.
+  Status EnterPipeline();
+  // Back to one statement at a time; nothing may be in flight.
+  Status ExitPipeline();
+  // Queues a statement with text parameters; a null value is SQL NULL.
+  Status SendParams(const std::string& sql,
+                    const std::vector<const char*>& values,
+                    const std::vector<int>& lengths);
+  // Queues a sync and sends everything queued.
+  Status SendSync();
+  struct Answer {
+    enum Kind { kDone, kError, kAborted, kSync } kind = kDone;
+    std::string sqlstate;  // kError
+    std::string message;   // kError: the server's message, one line
+  };
+  // The next answer of the pipeline, waiting up to `wait_ms` for it;
+  // nullopt when none has come (or nothing is in flight). Unavailable when
+  // the connection fails.
+  Result<std::optional<Answer>> NextAnswer(int wait_ms);
 
   Result<SystemIdentity> IdentifySystem();
   // START_REPLICATION ... LOGICAL with pgoutput; the connection is then in
@@ -138,6 +164,7 @@ class Connection {
   pg_conn* conn_;
   char* copy_ = nullptr;  // libpq's buffer of the last CopyData read
   bool streaming_ = false;
+  bool separator_ = false;  // pipeline: a statement's closing NULL is due
   std::string end_reason_;
 };
 

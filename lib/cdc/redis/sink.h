@@ -23,10 +23,13 @@
 
 #include "cdc/base/status.h"
 #include "cdc/consume/reader.h"
+#include "cdc/event/fields.h"
 #include "cdc/redis/client.h"
-#include "cdc/redis/fields.h"
 
 namespace cdc::redis {
+
+using event::Field;
+using event::Fields;
 
 enum class Mode { kStream, kHash };
 

@@ -1,15 +1,13 @@
-#include "cdc/redis/fields.h"
+#include "cdc/event/fields.h"
 
 #include <cstring>
 
 #include "cdc/event/json_scan.h"
 #include "cdc/event/json_text.h"
 
-namespace cdc::redis {
+namespace cdc::event {
 
 namespace {
-
-using event::JsonKind;
 
 // A string or key longer than this gives its decoded copy back after use.
 constexpr size_t kKeepBytes = 1 << 20;
@@ -193,4 +191,4 @@ void Fields::Release() {
   full_.members.clear();
 }
 
-}  // namespace cdc::redis
+}  // namespace cdc::event

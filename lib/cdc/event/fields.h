@@ -1,5 +1,5 @@
 // The top-level members of an event line (or of its "key" or "after"
-// object), as the Redis sink needs them: each value's compact JSON text
+// object), as the sinks need them: each value's compact JSON text
 // and, for a string, the string it stands for.
 //
 // The log stores compact JSON whose strings are escaped one way (as
@@ -19,13 +19,13 @@
 #include "cdc/base/status.h"
 #include "cdc/event/json_object.h"
 
-namespace cdc::redis {
+namespace cdc::event {
 
 struct Field {
   std::string_view key;
-  event::JsonKind kind = event::JsonKind::kNull;  // numbers: kFloat
-  std::string_view value;                         // compact JSON text
-  std::string_view str;  // kString: the decoded string; else empty
+  JsonKind kind = JsonKind::kNull;  // numbers: kFloat
+  std::string_view value;           // compact JSON text
+  std::string_view str;             // kString: the decoded string; else empty
 };
 
 // Not thread-safe. Views stay valid until the next Parse or Release.
@@ -48,7 +48,7 @@ class Fields {
   std::vector<Field> fields_;
   std::deque<std::string> decoded_;  // stable addresses; reused
   size_t decoded_used_ = 0;
-  event::JsonObject full_;  // the full parse's copy
+  JsonObject full_;  // the full parse's copy
 };
 
-}  // namespace cdc::redis
+}  // namespace cdc::event
