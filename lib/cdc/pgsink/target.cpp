@@ -780,9 +780,13 @@ Status Target::AddWholeRow(const consume::Event& ev, Table* t, char op) {
     const Field* f = key_.find(c.name);
     if (f == nullptr)
       return Status::Config(
-          t->name + ": the event's old row has no column " + c.name +
-          " (the target has no key, so rows are matched whole: REPLICA "
-          "IDENTITY FULL on the source)");
+          t->name +
+          " has no primary key or replica identity index on the target, and "
+          "the event at seq " +
+          std::to_string(ev.seq) + " does not carry the whole old row (no " +
+          c.name +
+          "; REPLICA IDENTITY FULL on the source does): add a key "
+          "to the target table");
     const bool json = c.cast == "jsonb" || c.cast == "jsonb[]";
     sql += (matched++ ? " AND " : "") + c.quoted + (json ? "::" + c.cast : "") +
            " IS NOT DISTINCT FROM $" + std::to_string(n++) + "::" + c.cast;

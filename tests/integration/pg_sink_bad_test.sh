@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# cdc-pg (cdc-pg(1)) on what a real target gets wrong: a table of another
+# shape, a missing table, a permission denied, a constraint only the target
+# has, a keyless table whose events carry no old row, a full disk (a small
+# tmpfs tablespace; as root only), and bad flags. Each is one clear line
+# and its documented exit code, and the applied seq stays at the last whole
+# source transaction before the one refused (which is applied once the
+# cause is fixed).
+source "$(dirname "$0")/lib.sh"
+pg_start "$T"
+psql_q <<'SQL'
+CREATE TABLE t (id int PRIMARY KEY, v int, note text);
+CREATE TABLE k (n int, s text);
+CREATE DATABASE tgt;
+CREATE ROLE weak LOGIN;
+SQL
+capture --exit-when-idle
+psql_q <<'SQL'
+INSERT INTO t VALUES (1, 1, 'a');
+INSERT INTO t VALUES (2, 2, 'b');
+INSERT INTO t VALUES (3, -5, repeat('x', 200000));
+UPDATE t SET v = 4 WHERE id = 1;
+SQL
+capture --exit-when-idle
+TDSN="${CDC_TEST_DSN/dbname=postgres/dbname=tgt}"
+on_tgt() { psql_q -d tgt "$@"; }
+applied() { on_tgt -c "SELECT coalesce(seq::text, 'none') FROM cdc.applied WHERE consumer = '$1'"; }
+# The seq of source row id=N's insert.
+seq_of() { cdc-tail --log "$T/log" --table public.t --op c | python3 -c "
+import json, sys
+print([json.loads(l)['seq'] for l in sys.stdin if json.loads(l)['after']['id'] == $1][0])"; }
+# sink_fails CODE PATTERN CONSUMER ARGS...: exits CODE with one line
+# matching PATTERN (one source transaction per batch unless BATCH says).
+sink_fails() {
+  local code=$1 pat=$2 c=$3 rc=0
+  shift 3
+  cdc-pg --log "$T/log" -c "$c" --batch "${BATCH:-1}" -q "$@" > "$T/out" 2> "$T/err" || rc=$?
+  [ "$rc" = "$code" ] || fail "$c: exit $rc, not $code: $(cat "$T/err")"
+  [ "$(wc -l < "$T/err")" = 1 ] || fail "$c: not one line: $(cat "$T/err")"
+  grep -qE "^cdc-pg: $pat" "$T/err" || fail "$c: $(cat "$T/err")"
+}
+
+# A missing table, then one of another shape.
+sink_fails 78 "the target has no table public.t \(for public.t\); create it, map it with --table-map, or pass --create-tables" nt --dsn "$TDSN"
+[ "$(applied nt)" = none ] || fail "nt applied $(applied nt)"
+on_tgt -c "CREATE TABLE public.t (id int PRIMARY KEY, v int)"
+sink_fails 78 "public.t has no column note \(seq [0-9]+\); add it, or pass --evolve" shape --dsn "$TDSN"
+[ "$(applied shape)" = none ] || fail "shape applied $(applied shape)"
+on_tgt -c "DROP TABLE public.t; CREATE TABLE public.t (id int, v int, note text)"
+sink_fails 78 "public.t has no primary key or replica identity index on the target, and the event at seq [0-9]+ does not carry the whole old row \(no v; REPLICA IDENTITY FULL on the source does\): add a key to the target table" nokey --dsn "$TDSN"
+ok "a missing table, a missing column and a table without the key: 78, nothing applied"
+
+# A constraint only the target has: the rows before it stay applied.
+on_tgt -c "DROP TABLE public.t; CREATE TABLE public.t (id int PRIMARY KEY, v int CHECK (v > 0), note text)"
+s3=$(seq_of 3)
+sink_fails 65 "PostgreSQL refused seq $s3 into public.t: ERROR: new row for relation \"t\" violates check constraint \"t_v_check\" .*\(SQLSTATE 23514\)" chk --dsn "$TDSN"
+[ "$(applied chk)" = $((s3 - 1)) ] || fail "chk applied $(applied chk), not $((s3 - 1))"
+[ "$(on_tgt -c "SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM public.t")" = "1:1,2:2" ] ||
+  fail "after the constraint: $(on_tgt -c "TABLE public.t")"
+on_tgt -c "ALTER TABLE public.t DROP CONSTRAINT t_v_check"
+cdc-pg --log "$T/log" -c chk --dsn "$TDSN" -q || fail "chk after the fix"
+[ "$(on_tgt -c "SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM public.t")" = "1:4,2:2,3:-5" ] ||
+  fail "after the fix: $(on_tgt -c "SELECT id, v FROM public.t")"
+ok "a target's own constraint: 65 naming the seq and table, applied seq at the transaction before; applied once fixed"
+
+# Permission denied: a role that may not write the table.
+on_tgt -c "GRANT CREATE ON DATABASE tgt TO weak; GRANT USAGE ON SCHEMA public TO weak; GRANT SELECT ON public.t TO weak"
+WDSN="${TDSN/user=postgres/user=weak}"
+sink_fails 77 "PostgreSQL refused seq [0-9]+ into public.t: ERROR: permission denied for table t \(SQLSTATE 42501\)" perm --dsn "$WDSN" --state-table weak_state.applied
+[ "$(on_tgt -c "SELECT coalesce(seq::text, 'none') FROM weak_state.applied WHERE consumer = 'perm'")" = none ] || fail "perm moved"
+ok "permission denied: 77, nothing applied"
+
+# A keyless table whose source is not REPLICA IDENTITY FULL: its inserts
+# apply, its first delete is refused by name.
+psql_q -c "ALTER TABLE k REPLICA IDENTITY FULL"
+psql_q -c "INSERT INTO k VALUES (1, 'a'), (2, 'b')"
+psql_q -c "ALTER TABLE k REPLICA IDENTITY DEFAULT"
+psql_q -c "DELETE FROM k WHERE n = 1" 2>/dev/null && fail "a delete without replica identity was allowed"
+psql_q -c "ALTER TABLE k REPLICA IDENTITY FULL; DELETE FROM k WHERE n = 1"
+capture --exit-when-idle
+on_tgt -c "CREATE TABLE public.k (n int, s text)"
+cdc-pg --log "$T/log" -c chk --dsn "$TDSN" -q || fail "keyless FULL table"
+[ "$(on_tgt -c "SELECT string_agg(n || s, ',') FROM public.k")" = "2b" ] || fail "k: $(on_tgt -c "TABLE public.k")"
+ok "a keyless table under REPLICA IDENTITY FULL is matched on the whole old row"
+
+# Bad flags: 64, one line saying why (and where --help is).
+expect_flag() {
+  local rc=0
+  cdc-pg --log "$T/log" -c bad "$@" > /dev/null 2> "$T/err" || rc=$?
+  [ "$rc" = 64 ] && head -1 "$T/err" | grep -q "^cdc-pg: .*-" &&
+    [ "$(sed -n 2p "$T/err")" = 'Try "cdc-pg --help" for more information.' ] ||
+    fail "cdc-pg $*: $rc $(cat "$T/err")"
+}
+expect_flag --dsn "$TDSN password=secret"
+expect_flag --dsn "postgresql://u:secret@localhost/tgt"
+expect_flag --dsn ""
+expect_flag --dsn "$TDSN" --table-map "public.t"
+expect_flag --dsn "$TDSN" --table-map "t=u"
+expect_flag --dsn "$TDSN" --table-map "public.t=a.b" --table-map "public.t=c.d"
+expect_flag --dsn "$TDSN" --state-table "applied"
+expect_flag --dsn "$TDSN" --stdin -f
+ok "a password in --dsn, bad --table-map and --state-table: 64"
+
+# A full disk: the table's tablespace on a small tmpfs.
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/small" && mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+  at_exit "umount -l $T/small"
+  chown postgres "$T/small"
+  psql_q -c "INSERT INTO t SELECT g, g, repeat(md5(g::text), 20) FROM generate_series(100, 3000) g"
+  capture --exit-when-idle
+  on_tgt -c "CREATE TABLESPACE small LOCATION '$T/small'"
+  on_tgt -c "CREATE TABLE public.full_t (LIKE public.t INCLUDING ALL) TABLESPACE small"
+  first=$(cdc-tail --log "$T/log" --table public.t --op c | python3 -c "
+import json, sys
+print([json.loads(l)['seq'] for l in sys.stdin if json.loads(l)['after']['id'] == 100][0])")
+  sink_fails 74 "PostgreSQL refused seqs? [0-9-]+ into public.full_t: ERROR: could not extend file .*No space left on device.*\(SQLSTATE 53100\)" disk \
+    --dsn "$TDSN" --table-map public.t=public.full_t
+  [ "$(applied disk)" = $((first - 1)) ] || fail "disk applied $(applied disk), not $((first - 1))"
+  ok "a full target disk: 74, applied seq at the transaction before ($((first - 1)))"
+else
+  ok "a full target disk: skipped (needs root to mount a tmpfs)"
+fi
