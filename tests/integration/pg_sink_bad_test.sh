@@ -63,6 +63,18 @@ cdc-pg --log "$T/log" -c chk --dsn "$TDSN" -q || fail "chk after the fix"
   fail "after the fix: $(on_tgt -c "SELECT id, v FROM public.t")"
 ok "a target's own constraint: 65 naming the seq and table, applied seq at the transaction before; applied once fixed"
 
+# A target that holds rows already: inserts go as plain INSERTs until one
+# meets a row, then that batch and every later insert into the table as
+# upserts (one warning); the rows end as the source's.
+on_tgt -c "CREATE SCHEMA pre; CREATE TABLE pre.t (LIKE public.t INCLUDING ALL)"
+on_tgt -c "INSERT INTO pre.t VALUES (2, 99, 'stale'), (50, 50, 'only here')"
+cdc-pg --log "$T/log" -c pre --dsn "$TDSN" --schema pre --batch 1 2> "$T/err" || fail "pre: $(cat "$T/err")"
+[ "$(grep -c "meets a row the target holds already .*applying the batch again, with the inserts into public.t as upserts from now on" "$T/err")" = 1 ] &&
+  [ "$(wc -l < "$T/err")" = 1 ] || fail "pre: $(cat "$T/err")"
+[ "$(on_tgt -c "SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM pre.t")" = "1:4,2:2,3:-5,50:50" ] ||
+  fail "pre: $(on_tgt -c "SELECT id, v FROM pre.t")"
+ok "a target holding rows already: the batch meeting one is applied again with upserts (one warning)"
+
 # Permission denied: a role that may not write the table.
 on_tgt -c "GRANT CREATE ON DATABASE tgt TO weak; GRANT USAGE ON SCHEMA public TO weak; GRANT SELECT ON public.t TO weak"
 WDSN="${TDSN/user=postgres/user=weak}"

@@ -307,6 +307,22 @@ Status Connection::SendParams(const std::string& sql,
   return Status::OK();
 }
 
+Status Connection::SendPrepare(const std::string& name, const std::string& sql,
+                               int params) {
+  if (PQsendPrepare(conn_, name.c_str(), sql.c_str(), params, nullptr) != 1)
+    return Error("cannot send to PostgreSQL");
+  return Status::OK();
+}
+
+Status Connection::SendPrepared(const std::string& name,
+                                const std::vector<const char*>& values,
+                                const std::vector<int>& lengths) {
+  if (PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                          values.data(), lengths.data(), nullptr, 0) != 1)
+    return Error("cannot send to PostgreSQL");
+  return Status::OK();
+}
+
 Status Connection::SendSync() {
   if (PQpipelineSync(conn_) != 1 || PQflush(conn_) != 0)
     return Error("cannot send to PostgreSQL");

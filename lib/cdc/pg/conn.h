@@ -104,6 +104,13 @@ class Connection {
   Status SendParams(const std::string& sql,
                     const std::vector<const char*>& values,
                     const std::vector<int>& lengths);
+  // Queues the preparation of `sql` as statement `name`, and the
+  // execution of a prepared statement (text parameters, as SendParams).
+  Status SendPrepare(const std::string& name, const std::string& sql,
+                     int params);
+  Status SendPrepared(const std::string& name,
+                      const std::vector<const char*>& values,
+                      const std::vector<int>& lengths);
   // Queues a sync and sends everything queued.
   Status SendSync();
   struct Answer {

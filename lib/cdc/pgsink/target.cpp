@@ -63,6 +63,7 @@ size_t Target::in_flight() const {
 
 void Target::Drop() {
   conn_.reset();
+  prepared_.clear();
   flights_.clear();
   tables_.clear();
 }
@@ -174,6 +175,7 @@ Result<Target::Table*> Target::Resolve(std::string_view schema,
 }
 
 Status Target::LoadTable(const std::string& source, Table* t) {
+  t->source = source;
   auto [schema, name] = MapName(source.substr(0, source.find('.')),
                                 source.substr(source.find('.') + 1));
   t->name = schema + "." + name;
@@ -389,7 +391,7 @@ Status Target::ValueParam(const Table& t, const Column& c, const Field* f,
   return Status::OK();
 }
 
-Status Target::Send(std::string sql, std::string what) {
+Status Target::Send(std::string sql, std::string what, bool prepare) {
   std::vector<const char*> values;
   std::vector<int> lengths;
   values.reserve(params_.size());
@@ -398,7 +400,22 @@ Status Target::Send(std::string sql, std::string what) {
     values.push_back(len < 0 ? nullptr : pbuf_.data() + off);
     lengths.push_back(len < 0 ? 0 : len);
   }
-  Status s = conn_->SendParams(sql, values, lengths);
+  Status s;
+  if (prepare) {
+    // Statements whose text depends only on the table and columns are
+    // parsed and planned once per connection.
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end()) {
+      std::string name = "cdc" + std::to_string(prepared_.size() + 1);
+      s = conn_->SendPrepare(name, sql, static_cast<int>(values.size()));
+      if (!s.ok()) return s;
+      building_->what.push_back("the statement for " + what);
+      it = prepared_.emplace(std::move(sql), std::move(name)).first;
+    }
+    s = conn_->SendPrepared(it->second, values, lengths);
+  } else {
+    s = conn_->SendParams(sql, values, lengths);
+  }
   params_.clear();
   pbuf_.clear();
   if (!s.ok()) return s;
@@ -407,22 +424,113 @@ Status Target::Send(std::string sql, std::string what) {
   return Status::OK();
 }
 
+void Target::StartGroup(Group g, Table* t, std::vector<size_t> cols,
+                        uint64_t seq) {
+  group_ = g;
+  group_table_ = t;
+  group_first_ = seq;
+  group_unnest_ = true;
+  for (size_t c : cols)
+    if (t->columns[c].type.array) group_unnest_ = false;
+  if (group_unnest_) colbuf_.assign(cols.size(), "{");
+  group_cols_ = std::move(cols);
+}
+
+Status Target::GroupValue(const Table& t, const Column& c, const Field* f,
+                          const char* where, size_t i) {
+  if (!group_unnest_) return ValueParam(t, c, f, where);
+  std::string& buf = colbuf_[i];
+  if (group_rows_ > 0) buf.push_back(',');
+  bool present = false;
+  if (f != nullptr) {
+    scratch_.clear();
+    auto r = AppendValue(
+        c.type, JsonValue{f->kind, f->value, f->str},
+        [&](int element) { return JsonNull(where, c.name, element); },
+        &scratch_);
+    if (!r.ok())
+      return Status::BadInput(t.name + "." + c.name + ": " +
+                              r.status().message());
+    present = *r;
+  }
+  if (!present) {
+    buf.append("NULL");
+    return Status::OK();
+  }
+  buf.push_back('"');
+  for (char ch : scratch_) {
+    if (ch == '"' || ch == '\\') buf.push_back('\\');
+    buf.push_back(ch);
+  }
+  buf.push_back('"');
+  return Status::OK();
+}
+
+// Whether the group can take no more rows of `cols` columns: a VALUES
+// list holds max_rows rows and the protocol's parameters, arrays ten
+// times as many rows.
+bool Target::GroupFull(size_t cols) const {
+  if (group_unnest_) return group_rows_ >= 10 * o_.max_rows;
+  return group_rows_ >= o_.max_rows || (group_rows_ + 1) * cols > kMaxParams;
+}
+
+// ON CONFLICT on the table's key, setting the group's other columns.
+std::string Target::Conflict(const Table& t) const {
+  std::string sql = " ON CONFLICT (";
+  for (size_t i = 0; i < t.key.size(); ++i)
+    sql += (i ? ", " : "") + t.columns[t.key[i]].quoted;
+  sql += ") DO ";
+  std::string set;
+  for (size_t c : group_cols_) {
+    if (std::find(t.key.begin(), t.key.end(), c) != t.key.end()) continue;
+    if (!set.empty()) set += ", ";
+    set += t.columns[c].quoted + " = EXCLUDED." + t.columns[c].quoted;
+  }
+  return sql + (set.empty() ? "NOTHING" : "UPDATE SET " + set);
+}
+
 Status Target::FlushGroup() {
   if (group_ == Group::kNone) return Status::OK();
   Table& t = *group_table_;
   std::string sql;
   std::string what = SeqRange(group_first_, group_last_) + " into " + t.name;
+  if (group_unnest_) {
+    std::string cols, arrays;
+    for (size_t i = 0; i < group_cols_.size(); ++i) {
+      const Column& c = t.columns[group_cols_[i]];
+      cols += (i ? ", " : "") + c.quoted;
+      arrays +=
+          (i ? ", $" : "$") + std::to_string(i + 1) + "::" + c.cast + "[]";
+      colbuf_[i].push_back('}');
+      Param(&colbuf_[i]);
+    }
+    if (group_ == Group::kDelete) {
+      sql = "DELETE FROM " + t.qualified + " WHERE (" + cols +
+            ") IN (SELECT * FROM unnest(" + arrays + "))";
+    } else {
+      sql = "INSERT INTO " + t.qualified + " (" + cols +
+            ") SELECT * FROM unnest(" + arrays + ")";
+      if (group_ == Group::kUpsert) sql += Conflict(t);
+    }
+    const bool plain = group_ == Group::kInsert && !t.key.empty();
+    group_ = Group::kNone;
+    group_rows_ = 0;
+    group_keys_.clear();
+    CDC_RETURN_IF_ERROR(Send(std::move(sql), std::move(what), true));
+    if (plain) building_->inserts[building_->what.size() - 1] = t.source;
+    return Status::OK();
+  }
   if (group_ == Group::kDelete) {
     sql = "DELETE FROM " + t.qualified + " WHERE (";
-    for (size_t i = 0; i < t.key.size(); ++i)
-      sql += (i ? ", " : "") + t.columns[t.key[i]].quoted;
+    for (size_t i = 0; i < group_cols_.size(); ++i)
+      sql += (i ? ", " : "") + t.columns[group_cols_[i]].quoted;
     sql += ") IN (";
     size_t n = 1;
     for (size_t r = 0; r < group_rows_; ++r) {
       sql += r ? ", (" : "(";
-      for (size_t i = 0; i < t.key.size(); ++i)
+      for (size_t i = 0; i < group_cols_.size(); ++i)
         sql += (i ? ", $" : "$") + std::to_string(n++) +
-               "::" + t.columns[t.key[i]].cast;
+               "::" + t.columns[group_cols_[i]].cast;
       sql += ")";
     }
     sql += ")";
@@ -438,24 +546,15 @@ Status Target::FlushGroup() {
         sql += (i ? ", $" : "$") + std::to_string(n++);
       sql += ")";
     }
-    if (group_ == Group::kUpsert) {
-      sql += " ON CONFLICT (";
-      for (size_t i = 0; i < t.key.size(); ++i)
-        sql += (i ? ", " : "") + t.columns[t.key[i]].quoted;
-      sql += ") DO ";
-      std::string set;
-      for (size_t c : group_cols_) {
-        if (std::find(t.key.begin(), t.key.end(), c) != t.key.end()) continue;
-        if (!set.empty()) set += ", ";
-        set += t.columns[c].quoted + " = EXCLUDED." + t.columns[c].quoted;
-      }
-      sql += set.empty() ? "NOTHING" : "UPDATE SET " + set;
-    }
+    if (group_ == Group::kUpsert) sql += Conflict(t);
   }
+  const bool plain = group_ == Group::kInsert && !t.key.empty();
   group_ = Group::kNone;
   group_rows_ = 0;
   group_keys_.clear();
-  return Send(std::move(sql), std::move(what));
+  CDC_RETURN_IF_ERROR(Send(std::move(sql), std::move(what)));
+  if (plain) building_->inserts[building_->what.size() - 1] = t.source;
+  return Status::OK();
 }
 
 Status Target::Submit(const consume::SinkBatch& b) {
@@ -657,25 +756,28 @@ Status Target::AddRow(const consume::Event& ev, Table* t, char op) {
   }
   if (del) {
     if (group_ != Group::kDelete || group_table_ != t ||
-        group_rows_ >= o_.max_rows ||
-        (group_rows_ + 1) * t->key.size() > kMaxParams ||
-        group_keys_.count(keytext) > 0)
+        GroupFull(t->key.size()) || group_keys_.count(keytext) > 0)
       CDC_RETURN_IF_ERROR(FlushGroup());
-    if (group_ == Group::kNone) {
-      group_ = Group::kDelete;
-      group_table_ = t;
-      group_first_ = ev.seq;
-    }
+    if (group_ == Group::kNone) StartGroup(Group::kDelete, t, t->key, ev.seq);
     for (size_t i = 0; i < t->key.size(); ++i)
       CDC_RETURN_IF_ERROR(
-          ValueParam(*t, t->columns[t->key[i]], old_key[i], "key"));
+          GroupValue(*t, t->columns[t->key[i]], old_key[i], "key", i));
     group_keys_.insert(std::move(keytext));
     ++group_rows_;
     group_last_ = ev.seq;
     return Status::OK();
   }
-  // Inserts and updates: an upsert of the columns the event carries
-  // (unchanged TOAST columns are not among them, so they keep their value).
+  // Updates: an upsert of the columns the event carries (unchanged TOAST
+  // columns are not among them, so they keep their value). Inserts: plain
+  // INSERTs (a third cheaper for the server than ON CONFLICT), since the
+  // target, like the source, cannot hold the row yet; where it does (a
+  // target filled before, a snapshot over rows), the batch fails on the
+  // key, and it and every later insert into the table are applied again
+  // as upserts.
+  const Group kind =
+      (op == 'c' || op == 'r') && upsert_tables_.count(t->source) == 0
+          ? Group::kInsert
+          : Group::kUpsert;
   std::vector<size_t> cols;
   cols.reserve(after_.members().size());
   for (const Field& f : after_.members()) {
@@ -687,20 +789,13 @@ Status Target::AddRow(const consume::Event& ev, Table* t, char op) {
     if (t->columns[it->second].generated) continue;
     cols.push_back(it->second);
   }
-  if (group_ != Group::kUpsert || group_table_ != t || group_cols_ != cols ||
-      group_rows_ >= o_.max_rows ||
-      (group_rows_ + 1) * cols.size() > kMaxParams ||
-      group_keys_.count(keytext) > 0)
+  if (group_ != kind || group_table_ != t || group_cols_ != cols ||
+      GroupFull(cols.size()) || group_keys_.count(keytext) > 0)
     CDC_RETURN_IF_ERROR(FlushGroup());
-  if (group_ == Group::kNone) {
-    group_ = Group::kUpsert;
-    group_table_ = t;
-    group_cols_ = cols;
-    group_first_ = ev.seq;
-  }
-  for (size_t c : cols) {
-    const Column& col = t->columns[c];
-    CDC_RETURN_IF_ERROR(ValueParam(*t, col, after_.find(col.name), "after"));
+  if (group_ == Group::kNone) StartGroup(kind, t, cols, ev.seq);
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const Column& col = t->columns[cols[i]];
+    CDC_RETURN_IF_ERROR(GroupValue(*t, col, after_.find(col.name), "after", i));
   }
   group_keys_.insert(std::move(keytext));
   ++group_rows_;
@@ -729,18 +824,13 @@ Status Target::AddWholeRow(const consume::Event& ev, Table* t, char op) {
       if (!t->columns[it->second].generated) cols.push_back(it->second);
     }
     if (group_ != Group::kInsert || group_table_ != t || group_cols_ != cols ||
-        group_rows_ >= o_.max_rows ||
-        (group_rows_ + 1) * cols.size() > kMaxParams)
+        GroupFull(cols.size()))
       CDC_RETURN_IF_ERROR(FlushGroup());
-    if (group_ == Group::kNone) {
-      group_ = Group::kInsert;
-      group_table_ = t;
-      group_cols_ = cols;
-      group_first_ = ev.seq;
-    }
-    for (size_t c : cols) {
-      const Column& col = t->columns[c];
-      CDC_RETURN_IF_ERROR(ValueParam(*t, col, after_.find(col.name), "after"));
+    if (group_ == Group::kNone) StartGroup(Group::kInsert, t, cols, ev.seq);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const Column& col = t->columns[cols[i]];
+      CDC_RETURN_IF_ERROR(
+          GroupValue(*t, col, after_.find(col.name), "after", i));
     }
     ++group_rows_;
     group_last_ = ev.seq;
@@ -826,7 +916,14 @@ Status Target::Poll(int wait_ms) {
     const size_t i = f.answered++;
     if (ans.kind != pg::Connection::Answer::kError || !f.error.ok()) continue;
     const std::string what = i < f.what.size() ? f.what[i] : "a statement";
-    if (i == 1 && ans.sqlstate == "22012") {
+    auto plain = f.inserts.find(i);
+    if (ans.sqlstate == "23505" && plain != f.inserts.end()) {
+      upsert_tables_.insert(plain->second);
+      f.error = Status::Unavailable(
+          "PostgreSQL: " + what + " meets a row the target holds already (" +
+          ans.message + "); applying the batch again, with the inserts into " +
+          plain->second + " as upserts from now on");
+    } else if (i == 1 && ans.sqlstate == "22012") {
       // A killed sink's last transaction may commit after this one read
       // the applied seq (the server had it buffered), or another cdc-pg
       // applies the same consumer: read it again and go on from there.

@@ -88,7 +88,8 @@ class Target final : public sink::Target {
     bool generated = false;
   };
   struct Table {
-    std::string name;       // schema.table as messages say it
+    std::string source;  // the source table, schema.table
+    std::string name;    // the target table as messages say it
     std::string qualified;  // quoted
     std::vector<Column> columns;
     std::unordered_map<std::string, size_t> by_name;
@@ -107,6 +108,8 @@ class Target final : public sink::Target {
     uint64_t last = 0;
     size_t events = 0;
     std::vector<std::string> what;  // per statement, for messages
+    // Statements that are plain INSERTs into a keyed table: its source.
+    std::unordered_map<size_t, std::string> inserts;
     size_t answered = 0;
     Status error;
   };
@@ -133,10 +136,17 @@ class Target final : public sink::Target {
   Status AddRow(const consume::Event& ev, Table* t, char op);
   Status AddWholeRow(const consume::Event& ev, Table* t, char op);
   Status FlushGroup();
+  std::string Conflict(const Table& t) const;
+  bool GroupFull(size_t cols) const;
   void Param(const std::string* value);  // nullptr: NULL
   Status ValueParam(const Table& t, const Column& c, const event::Field* f,
                     const char* where);
-  Status Send(std::string sql, std::string what);
+  Status Send(std::string sql, std::string what, bool prepare = false);
+  // One value of the row being added to the group: a parameter, or an
+  // element of its column's array (unnest groups).
+  Status GroupValue(const Table& t, const Column& c, const event::Field* f,
+                    const char* where, size_t i);
+  void StartGroup(Group g, Table* t, std::vector<size_t> cols, uint64_t seq);
   bool JsonNull(const char* where, const std::string& column, int element);
 
   Options o_;
@@ -144,6 +154,8 @@ class Target final : public sink::Target {
   std::string state_;  // the quoted state table
   std::unordered_map<std::string, std::unique_ptr<Table>> tables_;
   std::unordered_map<std::string, std::vector<SourceColumn>> schemas_;
+  // Source tables whose inserts met rows the target held: upserts.
+  std::unordered_set<std::string> upsert_tables_;
   std::optional<uint64_t> expected_;  // what the target holds after flights
   uint64_t confirmed_ = 0, queued_ = 0;
   std::deque<Flight> flights_;
@@ -155,6 +167,10 @@ class Target final : public sink::Target {
   Group group_ = Group::kNone;
   Table* group_table_ = nullptr;
   std::vector<size_t> group_cols_;
+  // The group sends each column as one array (unnest): no array columns.
+  bool group_unnest_ = false;
+  std::vector<std::string> colbuf_;
+  std::unordered_map<std::string, std::string> prepared_;  // sql -> name
   std::unordered_set<std::string> group_keys_;
   size_t group_rows_ = 0;
   uint64_t group_first_ = 0, group_last_ = 0;
