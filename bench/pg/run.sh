@@ -39,7 +39,7 @@ source "$ROOT/scripts/pg.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/cdc-bench-pg.XXXXXX")
 trap 'pg_stop; rm -rf "$T"' EXIT
 pg_start "$T"
-psql -X -q -c "CREATE TABLE orders (id int PRIMARY KEY, status text, total numeric(10,2), note text)"
+psql -X -q -c "SET client_min_messages = warning" -c "CREATE TABLE orders (id int PRIMARY KEY, status text, total numeric(10,2), note text)"
 
 # The logs (cdc-log import) and the same rows as COPY text.
 for per in 100 1; do
@@ -66,7 +66,7 @@ PY
 
 now() { date +%s.%N; }
 median() { python3 -c "import sys, statistics; print(int(statistics.median(map(int, sys.argv[1:]))))" "$@"; }
-fresh() { psql -X -q -c "TRUNCATE orders" -c "DROP SCHEMA IF EXISTS cdc CASCADE" -c "CHECKPOINT"; }
+fresh() { PGOPTIONS="-c client_min_messages=warning" psql -X -q -c "TRUNCATE orders" -c "DROP SCHEMA IF EXISTS cdc CASCADE" -c "CHECKPOINT"; }
 count_ok() {
   [ "$(psql -X -At -c "SELECT count(*) FROM orders")" = "$EVENTS" ] ||
     { echo "run.sh: $1: the table does not hold $EVENTS rows" >&2; exit 1; }
