@@ -43,6 +43,7 @@ if [ "$QUICK" = 1 ]; then
   step capture; bench/capture/run.sh --bin "$BIN" --events 100000 --single 20000 --runs 1 \
     --latency-seconds 5 --latency-runs 1 --json "$R/capture.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 50000 --runs 1 --json "$R/redis.json"
+  step pg; bench/pg/run.sh --bin "$BIN" --events 50000 --runs 1 --json "$R/pg.json"
   step nats; bench/nats/run.sh --bin "$BIN" --events 20000 --runs 1 --json "$R/nats.json"
   step backup; bench/backup/run.sh --bin "$BIN" --mb 32 --runs 1 --json "$R/backup.json"
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 100000 --runs 1 --json "$R/snapshot.json"
@@ -62,6 +63,7 @@ else
   step capture; bench/capture/run.sh --bin "$BIN" --events 500000 --single 100000 --runs 3 \
     --latency-seconds 30 --latency-runs 1 --json "$R/capture.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 300000 --runs 3 --json "$R/redis.json"
+  step pg; bench/pg/run.sh --bin "$BIN" --events 1000000 --runs 3 --json "$R/pg.json"
   step nats; bench/nats/run.sh --bin "$BIN" --events 100000 --runs 5 --json "$R/nats.json"
   step backup; bench/backup/run.sh --bin "$BIN" --mb 256 --runs 3 --json "$R/backup.json"
   step snapshot; bench/snapshot/run.sh --bin "$BIN" --rows 1000000 --runs 5 --json "$R/snapshot.json"

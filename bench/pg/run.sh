@@ -3,7 +3,7 @@
 # psql's COPY FROM STDIN of the same rows into the same server, in one run.
 #
 #   bench/pg/run.sh [--bin build/tools] [--json bench/results/pg.json]
-#                   [--events 1000000] [--batch 1000] [--runs 3]
+#                   [--events 1000000] [--batch 5000] [--runs 3]
 #
 # One throwaway PostgreSQL (scripts/pg.sh; fsync and synchronous_commit on)
 # is the target of every measure. Two logs hold --events inserts into one
@@ -19,7 +19,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
 JSON=$ROOT/bench/results/pg.json
 EVENTS=1000000
-BATCH=1000
+BATCH=5000
 RUNS=3
 while [ $# -gt 0 ]; do
   case $1 in
