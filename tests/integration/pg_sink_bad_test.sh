@@ -7,7 +7,7 @@
 # source transaction before the one refused (which is applied once the
 # cause is fixed).
 source "$(dirname "$0")/lib.sh"
-pg_start "$T"
+PG_TCP=1 pg_start "$T"
 psql_q <<'SQL'
 CREATE TABLE t (id int PRIMARY KEY, v int, note text);
 CREATE TABLE k (n int, s text);
@@ -94,6 +94,30 @@ on_tgt -c "CREATE TABLE public.k (n int, s text)"
 cdc-pg --log "$T/log" -c chk --dsn "$TDSN" -q || fail "keyless FULL table"
 [ "$(on_tgt -c "SELECT string_agg(n || s, ',') FROM public.k")" = "2b" ] || fail "k: $(on_tgt -c "TABLE public.k")"
 ok "a keyless table under REPLICA IDENTITY FULL is matched on the whole old row"
+
+# TLS: sslmode=verify-full against the server's certificate, signed by a
+# CA of this test; a client that trusts another CA is refused at once (78,
+# not retried).
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=cdc test CA" \
+  -keyout "$T/ca.key" -out "$T/ca.crt" 2> /dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$T/server.key" \
+  -out "$T/server.csr" 2> /dev/null
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$T/san.ext"
+openssl x509 -req -in "$T/server.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
+  -days 2 -extfile "$T/san.ext" -out "$T/server.crt" 2> /dev/null
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=other CA" \
+  -keyout "$T/other.key" -out "$T/other.crt" 2> /dev/null
+cp "$T/server.crt" "$T/server.key" "$T/pg/"
+[ "$(id -u)" = 0 ] && chown postgres "$T/pg/server.crt" "$T/pg/server.key"
+chmod 600 "$T/pg/server.key"
+psql_q -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" > /dev/null
+sleep 0.5
+SSL_DSN="host=localhost port=$PGPORT user=postgres dbname=tgt sslmode=verify-full"
+cdc-pg --log "$T/log" -c tls --dsn "$SSL_DSN sslrootcert=$T/ca.crt" -q --schema tls --create-tables ||
+  fail "verify-full"
+[ "$(on_tgt -c "SELECT count(*) FROM tls.t")" -gt 0 ] || fail "nothing applied over TLS"
+sink_fails 78 "cannot connect to PostgreSQL: .*certificate verify failed" tls2 --dsn "$SSL_DSN sslrootcert=$T/other.crt" --reconnect-max 30
+ok "sslmode=verify-full works; another CA is refused at once (78)"
 
 # Bad flags: 64, one line saying why (and where --help is).
 expect_flag() {

@@ -217,7 +217,13 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
         msg.find("permission denied") != std::string::npos ||
         msg.find("must be superuser or replication role") != std::string::npos)
       return Status::Permission("cannot connect to PostgreSQL: " + msg);
-    if (msg.find("does not exist") != std::string::npos)
+    // A server that does not exist, or whose certificate this client
+    // refuses (sslmode=verify-ca/verify-full): retrying cannot help.
+    if (msg.find("does not exist") != std::string::npos ||
+        msg.find("certificate verify failed") != std::string::npos ||
+        msg.find("server certificate for") != std::string::npos ||
+        msg.find("root certificate file") != std::string::npos ||
+        msg.find("server does not support SSL") != std::string::npos)
       return Status::Config("cannot connect to PostgreSQL: " + msg);
     return Status::Unavailable("cannot connect to PostgreSQL: " + msg);
   }
