@@ -442,37 +442,14 @@ bool AppendFloating(std::string_view v, bool single, std::string* out) {
   return true;
 }
 
-// bytea's base64 (as stored) in lowercase hex, for binary.handling.mode
-// hex. False for text that is not base64.
-bool AppendBase64AsHex(std::string_view in, std::string* out) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  static const char kHex[] = "0123456789abcdef";
+// bytea's base64 (as stored) in lowercase hex, quoted, for
+// binary.handling.mode hex. False for text that is not base64.
+bool AppendQuotedBase64AsHex(std::string_view in, std::string* out) {
   const size_t start = out->size();
   out->push_back('"');
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    const int v = val(c);
-    if (v < 0) {
-      out->resize(start);
-      return false;
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      const unsigned b = (acc >> bits) & 0xff;
-      out->push_back(kHex[b >> 4]);
-      out->push_back(kHex[b & 15]);
-    }
+  if (!AppendBase64AsHex(in, out)) {
+    out->resize(start);
+    return false;
   }
   out->push_back('"');
   return true;
@@ -523,7 +500,7 @@ void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
       return;
     case pgtype::kBytea:
       if (o.binary_handling == BinaryHandling::kHex &&
-          PlainStringContent(v, &s) && AppendBase64AsHex(s, out))
+          PlainStringContent(v, &s) && AppendQuotedBase64AsHex(s, out))
         return;
       break;
     case pgtype::kFloat4:

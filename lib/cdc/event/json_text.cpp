@@ -281,4 +281,47 @@ bool AppendCompactJson(std::string_view text, std::string* out) {
   return false;
 }
 
+namespace {
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+}  // namespace
+
+bool AppendBase64AsHex(std::string_view b64, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  if (b64.size() % 4 != 0) return false;
+  const size_t start = out->size();
+  for (size_t i = 0; i < b64.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = b64[i + k];
+      if (c == '=' && i + 4 == b64.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      v[k] = pad > 0 ? -1 : Base64Value(c);
+      if (v[k] < 0) {
+        out->resize(start);
+        return false;
+      }
+    }
+    const uint32_t n =
+        static_cast<uint32_t>(v[0]) << 18 | static_cast<uint32_t>(v[1]) << 12 |
+        static_cast<uint32_t>(v[2]) << 6 | static_cast<uint32_t>(v[3]);
+    for (int k = 0; k < 3 - pad; ++k) {
+      const unsigned byte = (n >> (16 - 8 * k)) & 0xff;
+      out->push_back(kHex[byte >> 4]);
+      out->push_back(kHex[byte & 15]);
+    }
+  }
+  return true;
+}
+
 }  // namespace cdc::event

@@ -33,6 +33,10 @@ void AppendJsonStringUnchecked(std::string_view s, std::string* out);
 
 // Appends standard base64 (RFC 4648, padded), without quotes.
 void AppendBase64(std::string_view bytes, std::string* out);
+// The bytes of standard padded base64 (as AppendBase64 writes it) as
+// lowercase hex, appended to `out`; false (and `out` as it was) for text
+// that is not such base64.
+bool AppendBase64AsHex(std::string_view b64, std::string* out);
 
 // True if `s` is exactly an RFC 8259 number; with `integer_only`, one
 // without fraction or exponent.

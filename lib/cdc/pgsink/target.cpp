@@ -491,68 +491,49 @@ std::string Target::Conflict(const Table& t) const {
 
 Status Target::FlushGroup() {
   if (group_ == Group::kNone) return Status::OK();
-  Table& t = *group_table_;
-  std::string sql;
+  const Table& t = *group_table_;
   std::string what = SeqRange(group_first_, group_last_) + " into " + t.name;
+  // The group's columns, and its rows: one array per column (unnest), or
+  // a list of parameters per row; deletes cast them to the key's types.
+  std::string cols, rows;
+  for (size_t i = 0; i < group_cols_.size(); ++i)
+    cols += (i ? ", " : "") + t.columns[group_cols_[i]].quoted;
   if (group_unnest_) {
-    std::string cols, arrays;
+    rows = "SELECT * FROM unnest(";
     for (size_t i = 0; i < group_cols_.size(); ++i) {
-      const Column& c = t.columns[group_cols_[i]];
-      cols += (i ? ", " : "") + c.quoted;
-      arrays +=
-          (i ? ", $" : "$") + std::to_string(i + 1) + "::" + c.cast + "[]";
+      rows += (i ? ", $" : "$") + std::to_string(i + 1) +
+              "::" + t.columns[group_cols_[i]].cast + "[]";
       colbuf_[i].push_back('}');
       Param(&colbuf_[i]);
     }
-    if (group_ == Group::kDelete) {
-      sql = "DELETE FROM " + t.qualified + " WHERE (" + cols +
-            ") IN (SELECT * FROM unnest(" + arrays + "))";
-    } else {
-      sql = "INSERT INTO " + t.qualified + " (" + cols +
-            ") SELECT * FROM unnest(" + arrays + ")";
-      if (group_ == Group::kUpsert) sql += Conflict(t);
-    }
-    const bool plain = group_ == Group::kInsert && !t.key.empty();
-    group_ = Group::kNone;
-    group_rows_ = 0;
-    group_keys_.clear();
-    CDC_RETURN_IF_ERROR(Send(std::move(sql), std::move(what), true));
-    if (plain) building_->inserts[building_->what.size() - 1] = t.source;
-    return Status::OK();
-  }
-  if (group_ == Group::kDelete) {
-    sql = "DELETE FROM " + t.qualified + " WHERE (";
-    for (size_t i = 0; i < group_cols_.size(); ++i)
-      sql += (i ? ", " : "") + t.columns[group_cols_[i]].quoted;
-    sql += ") IN (";
-    size_t n = 1;
-    for (size_t r = 0; r < group_rows_; ++r) {
-      sql += r ? ", (" : "(";
-      for (size_t i = 0; i < group_cols_.size(); ++i)
-        sql += (i ? ", $" : "$") + std::to_string(n++) +
-               "::" + t.columns[group_cols_[i]].cast;
-      sql += ")";
-    }
-    sql += ")";
+    rows += ")";
   } else {
-    sql = "INSERT INTO " + t.qualified + " (";
-    for (size_t i = 0; i < group_cols_.size(); ++i)
-      sql += (i ? ", " : "") + t.columns[group_cols_[i]].quoted;
-    sql += ") VALUES ";
+    const bool cast = group_ == Group::kDelete;
+    rows = cast ? "" : "VALUES ";
     size_t n = 1;
     for (size_t r = 0; r < group_rows_; ++r) {
-      sql += r ? ", (" : "(";
-      for (size_t i = 0; i < group_cols_.size(); ++i)
-        sql += (i ? ", $" : "$") + std::to_string(n++);
-      sql += ")";
+      rows += r ? ", (" : "(";
+      for (size_t i = 0; i < group_cols_.size(); ++i) {
+        rows += (i ? ", $" : "$") + std::to_string(n++);
+        if (cast) rows += "::" + t.columns[group_cols_[i]].cast;
+      }
+      rows += ")";
     }
+  }
+  std::string sql;
+  if (group_ == Group::kDelete) {
+    sql = "DELETE FROM " + t.qualified + " WHERE (" + cols + ") IN (" + rows +
+          ")";
+  } else {
+    sql = "INSERT INTO " + t.qualified + " (" + cols + ") " + rows;
     if (group_ == Group::kUpsert) sql += Conflict(t);
   }
   const bool plain = group_ == Group::kInsert && !t.key.empty();
+  const bool prepare = group_unnest_;
   group_ = Group::kNone;
   group_rows_ = 0;
   group_keys_.clear();
-  CDC_RETURN_IF_ERROR(Send(std::move(sql), std::move(what)));
+  CDC_RETURN_IF_ERROR(Send(std::move(sql), std::move(what), prepare));
   if (plain) building_->inserts[building_->what.size() - 1] = t.source;
   return Status::OK();
 }

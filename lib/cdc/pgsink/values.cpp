@@ -29,47 +29,6 @@ ValueKind KindOf(uint32_t oid) {
   }
 }
 
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Standard padded base64 as the log writes bytea, appended as \x + hex.
-Status AppendByteaHex(std::string_view b64, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  if (b64.size() % 4 != 0)
-    return Status::BadInput("a bytea value is not base64");
-  out->append("\\x");
-  for (size_t i = 0; i < b64.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = b64[i + k];
-      if (c == '=' && i + 4 == b64.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      v[k] = pad > 0 ? -1 : Base64Value(c);
-      if (v[k] < 0) return Status::BadInput("a bytea value is not base64");
-    }
-    const uint32_t n =
-        static_cast<uint32_t>(v[0]) << 18 | static_cast<uint32_t>(v[1]) << 12 |
-        static_cast<uint32_t>(v[2]) << 6 | static_cast<uint32_t>(v[3]);
-    const int bytes = 3 - pad;
-    for (int k = 0; k < bytes; ++k) {
-      const unsigned byte = (n >> (16 - 8 * k)) & 0xff;
-      out->push_back(kHex[byte >> 4]);
-      out->push_back(kHex[byte & 15]);
-    }
-  }
-  return Status::OK();
-}
-
 // One scalar (not an array) in text input form; false for SQL NULL.
 Result<bool> AppendScalar(ValueKind kind, const JsonValue& v, bool json_null,
                           std::string* out) {
@@ -100,7 +59,9 @@ Result<bool> AppendScalar(ValueKind kind, const JsonValue& v, bool json_null,
   }
   switch (kind) {
     case ValueKind::kBytea:
-      CDC_RETURN_IF_ERROR(AppendByteaHex(v.str, out));
+      out->append("\\x");
+      if (!event::AppendBase64AsHex(v.str, out))
+        return Status::BadInput("a bytea value is not base64");
       return true;
     case ValueKind::kDate:
     case ValueKind::kTimestamp:
