@@ -119,6 +119,40 @@ cdc-pg --log "$T/log" -c tls --dsn "$SSL_DSN sslrootcert=$T/ca.crt" -q --schema 
 sink_fails 78 "cannot connect to PostgreSQL: .*certificate verify failed" tls2 --dsn "$SSL_DSN sslrootcert=$T/other.crt" --reconnect-max 30
 ok "sslmode=verify-full works; another CA is refused at once (78)"
 
+# Passwords: from --password-file (or PGPASSWORD), never the command line;
+# none or a wrong one is 77, at once.
+psql_q -c "CREATE ROLE pw LOGIN PASSWORD 's3cret'; GRANT ALL ON DATABASE tgt TO pw"
+on_tgt -c "GRANT ALL ON SCHEMA public TO pw"
+{ echo "host all pw 127.0.0.1/32 scram-sha-256"; cat "$T/pg/pg_hba.conf"; } > "$T/hba" &&
+  cat "$T/hba" > "$T/pg/pg_hba.conf"
+psql_q -c "SELECT pg_reload_conf()" > /dev/null
+sleep 0.5
+PW_DSN="host=127.0.0.1 port=$PGPORT user=pw dbname=tgt"
+printf 's3cret\n' > "$T/pw" && chmod 600 "$T/pw"
+printf 'wrong\n' > "$T/bad_pw"
+sink_fails 77 "cannot connect to PostgreSQL: .*(no password supplied|password authentication failed)" pw --dsn "$PW_DSN" --schema pwtab --create-tables
+sink_fails 77 "cannot connect to PostgreSQL: .*password authentication failed for user \"pw\"" pw --dsn "$PW_DSN" --password-file "$T/bad_pw"
+# (The state table cdc.applied is postgres's: this role may not use it.)
+sink_fails 77 "the state table cdc.applied: PostgreSQL: .*permission denied for schema cdc" pw --dsn "$PW_DSN" --password-file "$T/pw"
+cdc-pg --log "$T/log" -c pw --dsn "$PW_DSN" --password-file "$T/pw" --schema pwtab --create-tables \
+  --state-table pwstate.applied -q || fail "--password-file"
+PGPASSWORD=s3cret cdc-pg --log "$T/log" -c pw2 --dsn "$PW_DSN" --schema pwtab --create-tables \
+  --state-table pwstate.applied -q || fail "PGPASSWORD"
+sink_fails 78 "--password-file $T/nothere: No such file or directory" pw --dsn "$PW_DSN" --password-file "$T/nothere"
+ok "passwords from --password-file and PGPASSWORD; none or a wrong one: 77; a missing file: 78"
+
+# --stdin: what cdc-tail prints in, each event echoed once its batch
+# committed (so cdc-ack can follow); metrics name the applied seq.
+cdc-tail --log "$T/log" --schema-changes > "$T/all.ndjson"
+cdc-pg --stdin -c pipe --dsn "$TDSN" --schema piped --create-tables --metrics-file "$T/pg.prom" \
+  < "$T/all.ndjson" > "$T/echo.ndjson" 2> "$T/err" || fail "--stdin: $(cat "$T/err")"
+cmp -s "$T/all.ndjson" "$T/echo.ndjson" || fail "--stdin echoed other events"
+last=$(tail -1 "$T/all.ndjson" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
+[ "$(applied pipe)" = "$last" ] || fail "pipe applied $(applied pipe), not $last"
+[ "$(metric cdc_pg_applied_seq "$T/pg.prom")" = "$last" ] || fail "metrics: $(cat "$T/pg.prom")"
+[ "$(on_tgt -c "SELECT count(*) FROM piped.t")" = "$(psql_q -c "SELECT count(*) FROM t")" ] || fail "piped.t"
+ok "--stdin applies and echoes every event; cdc_pg_applied_seq says where it is"
+
 # Bad flags: 64, one line saying why (and where --help is).
 expect_flag() {
   local rc=0

@@ -97,7 +97,7 @@ Result<std::optional<uint64_t>> Target::Open() {
   };
   pg::PgResult r;
   Status s = Query("SELECT to_regclass($1) IS NOT NULL", {state_}, &r);
-  if (!s.ok()) return s;
+  if (!s.ok()) return prefix(s);
   if (r.get(0, 0) != "t") {
     s = Query(
         "CREATE SCHEMA IF NOT EXISTS " + conn_->QuoteIdent(o_.state_schema), {},
