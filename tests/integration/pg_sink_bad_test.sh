@@ -153,6 +153,15 @@ last=$(tail -1 "$T/all.ndjson" | python3 -c 'import json,sys; print(json.load(sy
 [ "$(on_tgt -c "SELECT count(*) FROM piped.t")" = "$(psql_q -c "SELECT count(*) FROM t")" ] || fail "piped.t"
 ok "--stdin applies and echoes every event; cdc_pg_applied_seq says where it is"
 
+# An applied seq past the log's end is another log's (or a restored
+# log's older state): refused (78), the cursor left alone.
+on_tgt -c "UPDATE cdc.applied SET seq = 99999999 WHERE consumer = 'chk'"
+before=$(cdc-log consumers --log "$T/log" --json | python3 -c 'import json,sys; print([json.loads(l)["acked_seq"] for l in sys.stdin if json.loads(l)["name"] == "chk"][0])')
+sink_fails 78 "PostgreSQL says consumer chk applied up to seq 99999999 but the log ends at seq [0-9]+" chk --dsn "$TDSN"
+after=$(cdc-log consumers --log "$T/log" --json | python3 -c 'import json,sys; print([json.loads(l)["acked_seq"] for l in sys.stdin if json.loads(l)["name"] == "chk"][0])')
+[ "$before" = "$after" ] || fail "the cursor moved from $before to $after"
+ok "an applied seq past the log's end: 78, the cursor left alone"
+
 # Bad flags: 64, one line saying why (and where --help is).
 expect_flag() {
   local rc=0
