@@ -404,3 +404,35 @@ TEST_CASE("relative positions: -N, now, time:-DURATION", "[consume]") {
 }
 
 }  // namespace cdc::consume
+
+namespace cdc::consume {
+
+// A sink's source reads ahead into the transaction that did not fit its
+// batch; NextSeq (what the engine acks when nothing is in flight) must not
+// count those events, or a crash before the next batch loses them.
+TEST_CASE("a log source's NextSeq stops at what it handed out",
+          "[consume][sink]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 4, 3);  // seqs 1-12, three per transaction
+  auto src = OpenLogSource(log, "s", std::nullopt, false, "test");
+  REQUIRE(src.ok());
+  Source& s = **src;
+  CHECK(s.NextSeq() == 1);
+  SinkBatch b;
+  // Room for 5: the first transaction (3), the second held back whole.
+  auto got = s.Fill(&b, 5);
+  REQUIRE(got.ok());
+  REQUIRE(*got);
+  REQUIRE(b.items.size() == 3);
+  CHECK(b.items.back().seq == 3);
+  CHECK(s.NextSeq() == 4);
+  b.clear();
+  got = s.Fill(&b, 5);
+  REQUIRE(got.ok());
+  REQUIRE(b.items.size() >= 3);
+  CHECK(b.items.front().seq == 4);
+  CHECK(s.NextSeq() == b.items.back().seq + 1);
+}
+
+}  // namespace cdc::consume

@@ -27,7 +27,9 @@ void Release(std::string* s) {
 class LogSource : public Source {
  public:
   LogSource(std::string dir, std::unique_ptr<Reader> r)
-      : dir_(std::move(dir)), reader_(std::move(r)) {}
+      : dir_(std::move(dir)),
+        reader_(std::move(r)),
+        handed_(reader_->consumed_seq()) {}
 
   Result<bool> Fill(SinkBatch* b, size_t max) override {
     bool any = false;
@@ -41,6 +43,7 @@ class LogSource : public Source {
         return any;
       }
       any = true;
+      handed_ = in_.end_seq;
       for (size_t i = 0; i < in_.size(); ++i) {
         Event e = in_[i];
         b->Add(e.seq, e.stored, e.last);
@@ -62,12 +65,16 @@ class LogSource : public Source {
   }
 
   Status Ack(uint64_t seq) override { return reader_->Ack(seq); }
-  uint64_t NextSeq() const override { return reader_->consumed_seq() + 1; }
+  // After what was handed out (and the hidden events among it), not the
+  // reader's position: that may be inside a transaction held back for the
+  // next batch, whose events an ack up to it would skip.
+  uint64_t NextSeq() const override { return handed_ + 1; }
 
  private:
   std::string dir_;
   std::unique_ptr<Reader> reader_;
   TxnBatch in_;
+  uint64_t handed_;  // the seq up to which events were handed out
 };
 
 class StdinSource : public Source {

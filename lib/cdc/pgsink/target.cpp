@@ -882,6 +882,7 @@ Status Target::Poll(int wait_ms) {
     }
     if (!a->has_value()) return Status::OK();
     wait_ms = 0;
+    ++answers_;
     Flight& f = flights_.front();
     const pg::Connection::Answer& ans = **a;
     if (ans.kind == pg::Connection::Answer::kSync) {

@@ -72,6 +72,8 @@ class Target final : public sink::Target {
   Status Poll(int wait_ms) override;
   uint64_t confirmed() const override { return confirmed_; }
   size_t in_flight() const override;
+  // Every statement answered: a batch of millions of rows is not stalled.
+  uint64_t answers() const override { return answers_; }
   void Metrics(Exposition* e) const override;
   std::string Name() const override { return "PostgreSQL"; }
   std::string MetricPrefix() const override { return "cdc_pg_"; }
@@ -88,8 +90,8 @@ class Target final : public sink::Target {
     bool generated = false;
   };
   struct Table {
-    std::string source;  // the source table, schema.table
-    std::string name;    // the target table as messages say it
+    std::string source;     // the source table, schema.table
+    std::string name;       // the target table as messages say it
     std::string qualified;  // quoted
     std::vector<Column> columns;
     std::unordered_map<std::string, size_t> by_name;
@@ -157,7 +159,7 @@ class Target final : public sink::Target {
   // Source tables whose inserts met rows the target held: upserts.
   std::unordered_set<std::string> upsert_tables_;
   std::optional<uint64_t> expected_;  // what the target holds after flights
-  uint64_t confirmed_ = 0, queued_ = 0;
+  uint64_t confirmed_ = 0, queued_ = 0, answers_ = 0;
   std::deque<Flight> flights_;
   Stats m_;
   bool opened_ = false;

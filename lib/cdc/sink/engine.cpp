@@ -199,9 +199,11 @@ Status Engine::Step(int wait_ms) {
   // Answers can stop without a failure (a cluster without a quorum): give
   // up after as long as on failures.
   const int64_t now = MonoMicros();
-  if (t_->in_flight() == 0 || t_->confirmed() != quiet_confirmed_) {
+  if (t_->in_flight() == 0 || t_->confirmed() != quiet_confirmed_ ||
+      t_->answers() != quiet_answers_) {
     quiet_since_us_ = 0;
     quiet_confirmed_ = t_->confirmed();
+    quiet_answers_ = t_->answers();
   } else if (quiet_since_us_ == 0) {
     quiet_since_us_ = now;
   } else if (now - quiet_since_us_ >=

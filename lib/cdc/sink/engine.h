@@ -11,6 +11,8 @@
 //            and released
 //   ack      the consumer's cursor moves to confirmed(), at most once
 //            per ack_interval_s and at every idle moment and exit
+//   stall    work in flight with neither a confirmation nor any other
+//            answer (Target::answers) for reconnect_max_s: given up (69)
 //   retry    a retryable failure (IsRetryable) backs off 100 ms doubling
 //            to 5 s, reopens the target and submits again what it did
 //            not confirm, for at most reconnect_max_s of no progress
@@ -125,7 +127,7 @@ class Engine {
   // Since when work is in flight with no answer, and what was confirmed
   // then.
   int64_t quiet_since_us_ = 0;
-  uint64_t quiet_confirmed_ = 0;
+  uint64_t quiet_confirmed_ = 0, quiet_answers_ = 0;
 };
 
 }  // namespace cdc::sink

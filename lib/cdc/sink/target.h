@@ -47,6 +47,11 @@ class Target {
   virtual uint64_t confirmed() const = 0;
   // Events submitted and not yet confirmed or skipped.
   virtual size_t in_flight() const = 0;
+  // A count that moves whenever the server answers anything (a statement
+  // of a batch not yet confirmed): work in flight is then not stalled,
+  // however long its batch takes. 0 for a target whose only answers are
+  // confirmations.
+  virtual uint64_t answers() const { return 0; }
   // Nothing is in flight and no more input is at hand (idle, or about to
   // exit): the target may tidy up what it keeps for a batch in flight.
   virtual Status Idle() { return Status::OK(); }
