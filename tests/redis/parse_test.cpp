@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "cdc/event/json_object.h"
 #include "cdc/event/fields.h"
+#include "cdc/event/json_object.h"
 #include "cdc/redis/sink.h"
 
 namespace cdc::redis {

@@ -373,21 +373,25 @@ bool Target::JsonNull(const char* where, const std::string& column,
          json_nulls_.end();
 }
 
-Status Target::ValueParam(const Table& t, const Column& c, const Field* f,
-                          const char* where) {
-  if (f == nullptr) {
-    Param(nullptr);
-    return Status::OK();
-  }
+// The value `f` (absent: NULL) of column `c` in its text input form, in
+// scratch_; false for SQL NULL.
+Result<bool> Target::Convert(const Table& t, const Column& c, const Field* f,
+                             const char* where) {
   scratch_.clear();
-  JsonValue v{f->kind, f->value, f->str};
+  if (f == nullptr) return false;
   auto r = AppendValue(
-      c.type, v, [&](int element) { return JsonNull(where, c.name, element); },
-      &scratch_);
+      c.type, JsonValue{f->kind, f->value, f->str},
+      [&](int element) { return JsonNull(where, c.name, element); }, &scratch_);
   if (!r.ok())
     return Status::BadInput(t.name + "." + c.name + ": " +
                             r.status().message());
-  Param(*r ? &scratch_ : nullptr);
+  return *r;
+}
+
+Status Target::ValueParam(const Table& t, const Column& c, const Field* f,
+                          const char* where) {
+  CDC_ASSIGN_OR_RETURN(bool present, Convert(t, c, f, where));
+  Param(present ? &scratch_ : nullptr);
   return Status::OK();
 }
 
@@ -441,28 +445,12 @@ Status Target::GroupValue(const Table& t, const Column& c, const Field* f,
   if (!group_unnest_) return ValueParam(t, c, f, where);
   std::string& buf = colbuf_[i];
   if (group_rows_ > 0) buf.push_back(',');
-  bool present = false;
-  if (f != nullptr) {
-    scratch_.clear();
-    auto r = AppendValue(
-        c.type, JsonValue{f->kind, f->value, f->str},
-        [&](int element) { return JsonNull(where, c.name, element); },
-        &scratch_);
-    if (!r.ok())
-      return Status::BadInput(t.name + "." + c.name + ": " +
-                              r.status().message());
-    present = *r;
-  }
+  CDC_ASSIGN_OR_RETURN(bool present, Convert(t, c, f, where));
   if (!present) {
     buf.append("NULL");
     return Status::OK();
   }
-  buf.push_back('"');
-  for (char ch : scratch_) {
-    if (ch == '"' || ch == '\\') buf.push_back('\\');
-    buf.push_back(ch);
-  }
-  buf.push_back('"');
+  AppendArrayElement(scratch_, &buf);
   return Status::OK();
 }
 
@@ -547,7 +535,6 @@ Status Target::Submit(const consume::SinkBatch& b) {
   CDC_RETURN_IF_ERROR(ResolveAll(b));
   flights_.emplace_back();
   Flight& f = flights_.back();
-  f.batch = &b;
   f.last = b.events.back().seq;
   f.events = n;
   f.prev = expected_;

@@ -105,7 +105,6 @@ class Target final : public sink::Target {
   };
   // A batch sent and not yet answered in full.
   struct Flight {
-    const consume::SinkBatch* batch = nullptr;
     std::optional<uint64_t> prev;  // the applied seq the guard expects
     uint64_t last = 0;
     size_t events = 0;
@@ -141,6 +140,8 @@ class Target final : public sink::Target {
   std::string Conflict(const Table& t) const;
   bool GroupFull(size_t cols) const;
   void Param(const std::string* value);  // nullptr: NULL
+  Result<bool> Convert(const Table& t, const Column& c, const event::Field* f,
+                       const char* where);
   Status ValueParam(const Table& t, const Column& c, const event::Field* f,
                     const char* where);
   Status Send(std::string sql, std::string what, bool prepare = false);

@@ -124,13 +124,13 @@ JsonKind KindOfText(std::string_view t) {
 // A JSON array as an array literal: {"e1",NULL,"e2"}.
 Status AppendArray(ValueKind kind, std::string_view text,
                    const JsonNullTest& json_null, std::string* out) {
+  std::vector<std::string_view> elems;
+  SplitJsonArray(text, &elems);
   out->push_back('{');
   std::string decoded, elem;
-  size_t i = 1;  // past '['
-  for (int n = 0; i < text.size() && text[i] != ']'; ++n) {
-    const size_t end = ValueEnd(text, i);
+  for (size_t n = 0; n < elems.size(); ++n) {
     JsonValue e;
-    e.text = text.substr(i, end - i);
+    e.text = elems[n];
     e.kind = KindOfText(e.text);
     if (e.kind == JsonKind::kString) {
       decoded.clear();
@@ -140,25 +140,28 @@ Status AppendArray(ValueKind kind, std::string_view text,
     if (n > 0) out->push_back(',');
     elem.clear();
     CDC_ASSIGN_OR_RETURN(
-        bool present, AppendScalar(kind, e, json_null && json_null(n), &elem));
-    if (!present) {
+        bool present,
+        AppendScalar(kind, e, json_null && json_null(static_cast<int>(n)),
+                     &elem));
+    if (present)
+      AppendArrayElement(elem, out);
+    else
       out->append("NULL");
-    } else {
-      out->push_back('"');
-      for (char c : elem) {
-        if (c == '"' || c == '\\') out->push_back('\\');
-        out->push_back(c);
-      }
-      out->push_back('"');
-    }
-    i = end;
-    if (i < text.size() && text[i] == ',') ++i;
   }
   out->push_back('}');
   return Status::OK();
 }
 
 }  // namespace
+
+void AppendArrayElement(std::string_view value, std::string* out) {
+  out->push_back('"');
+  for (char c : value) {
+    if (c == '"' || c == '\\') out->push_back('\\');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
 
 void SplitJsonArray(std::string_view text,
                     std::vector<std::string_view>* elems) {

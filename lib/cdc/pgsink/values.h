@@ -59,6 +59,10 @@ using JsonNullTest = std::function<bool(int element)>;
 Result<bool> AppendValue(const ColumnType& t, const JsonValue& v,
                          const JsonNullTest& json_null, std::string* out);
 
+// `value` (a text input form) as one element of an array literal: quoted,
+// with " and \ escaped.
+void AppendArrayElement(std::string_view value, std::string* out);
+
 // The elements of `text`, a compact JSON array that was checked before,
 // as views into it.
 void SplitJsonArray(std::string_view text,
