@@ -20,8 +20,9 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
   libssl-dev libhiredis-dev catch2 libxxhash-dev
-  libnats-dev libjemalloc-dev
+  libnats-dev libjemalloc-dev libmariadb-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
+  mariadb-server mariadb-client
   python3 procps time openssl man-db systemd adduser curl
   clang-14 libclang-rt-14-dev prometheus gnuplot-nox
 )

@@ -48,7 +48,8 @@ std::string Row(uint64_t lsn, const char* table, int id) {
 void MakeLog(const std::string& dir, bool captured) {
   std::optional<log::SourceIdentity> source;
   if (captured)
-    source = log::SourceIdentity{"7300000000000000001", "shop", "cdc", "cdc"};
+    source =
+        log::SourceIdentity{"7300000000000000001", "shop", "cdc", "cdc", "", 0};
   REQUIRE(log::CreateLog(dir, source).ok());
   auto w = log::LogWriter::Open(dir, {});
   REQUIRE(w.ok());

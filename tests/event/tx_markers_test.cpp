@@ -52,7 +52,7 @@ std::string Run(TxMarkers& m, const std::vector<Item>& items) {
 
 TEST_CASE("tx markers: BEGIN and END around each transaction, with counts",
           "[event][tx_markers]") {
-  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", ""});
+  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", "", ""});
   m.Restart(true);
   // 0/100 = 256
   std::string out = Run(m, {{1, Ev("0/100", 7, "orders"), false, true},
@@ -91,7 +91,7 @@ TEST_CASE("tx markers: BEGIN and END around each transaction, with counts",
 
 TEST_CASE("tx markers: counts only printed events; none when none printed",
           "[event][tx_markers]") {
-  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", ""});
+  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", "", ""});
   m.Restart(true);
   std::string out = Run(m, {{1, Ev("0/100", 7, "orders"), false, false},
                             {2, Ev("0/100", 7, "items"), true, true},
@@ -116,7 +116,7 @@ TEST_CASE("tx markers: counts only printed events; none when none printed",
 
 TEST_CASE("tx markers: a read that starts inside a transaction marks it not",
           "[event][tx_markers]") {
-  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", ""});
+  TxMarkers m(Format::kNative, SourceInfo{"LOG", "", "db", "", ""});
   // A new TxMarkers assumes the read may start mid-transaction.
   std::string out = Run(m, {{5, Ev("0/100", 7, "orders"), true, true},
                             {6, Ev("0/200", 8, "orders"), true, true}});
@@ -129,7 +129,7 @@ TEST_CASE("tx markers: a read that starts inside a transaction marks it not",
 
 TEST_CASE("tx markers: cloudevents wraps each marker in a CloudEvent",
           "[event][tx_markers]") {
-  TxMarkers m(Format::kCloudEvents, SourceInfo{"LOG", "42", "db", "cdc"});
+  TxMarkers m(Format::kCloudEvents, SourceInfo{"LOG", "42", "db", "cdc", ""});
   m.Restart(true);
   std::string out = Run(m, {{3, Ev("0/100", 7, "orders"), false, true},
                             {4, Ev("0/100", 7, "orders"), true, false}});

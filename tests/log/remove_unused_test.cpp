@@ -42,7 +42,8 @@ TEST_CASE("an unused log is removed; anything used or foreign stays", "[log]") {
   const std::string bound = dir.sub("bound");
   auto id = OpenOrCreateLog(bound);
   REQUIRE(id.ok());
-  REQUIRE(SetSource(bound, &*id, SourceIdentity{"1", "db", "cdc", "cdc"}).ok());
+  REQUIRE(SetSource(bound, &*id, SourceIdentity{"1", "db", "cdc", "cdc", "", 0})
+              .ok());
   r = RemoveUnusedLog(bound);
   REQUIRE(r.ok());
   CHECK_FALSE(*r);

@@ -9,6 +9,7 @@
 #include "cdc/cli/notify.h"
 #include "cdc/cursor/consumers.h"
 #include "cdc/log/log_dir.h"
+#include "cdc/mariadb/conn.h"
 #include "cdc/pg/conn.h"
 #include "common.h"
 #include "runners.h"
@@ -21,16 +22,40 @@ struct Flags {
   std::vector<std::string> tables;
   std::string tables_alias;  // --tables a,b: the earlier name of --table
   bool drop_slot = false;
+  std::string password_file;
+  uint64_t server_id = 0;
   std::string segment_size = "64M";
   std::string retain_bytes, retain_age, min_free = "256M";
   uint64_t retain_segments = 0;
 };
 
-Status Finish(Options* o, const Flags& f) {
+Status Finish(Options* o, const Flags& f, const CLI::App& app) {
+  if (IsMariaDbDsn(o->dsn)) {
+    CDC_RETURN_IF_ERROR(mariadb::ParseDsn(o->dsn).status());
+    for (const char* pg_only :
+         {"--slot", "--publication", "--failover", "--accept-gap",
+          "--drop-slot", "--status-interval"})
+      if (app.count(pg_only) > 0)
+        return Status::Usage(std::string(pg_only) +
+                             " is for a PostgreSQL source; a mariadb:// "
+                             "--dsn reads the binlog without a slot");
+    if (!f.password_file.empty()) {
+      CDC_ASSIGN_OR_RETURN(o->password,
+                           tools::ReadPasswordFile(f.password_file));
+    }
+    o->server_id = static_cast<uint32_t>(f.server_id);
+  } else if (!f.password_file.empty() || f.server_id != 0) {
+    return Status::Usage(
+        std::string(f.password_file.empty() ? "--server-id"
+                                            : "--password-file") +
+        " is for a MariaDB source (mariadb:// --dsn); PostgreSQL's password "
+        "comes from PGPASSWORD, ~/.pgpass or passfile=");
+  }
   // Parsed as libpq parses it, so every form is found: password=, a URI's
   // user:secret@ or ?password= (percent-encoded or not). A password on the
   // command line is visible to every local user (ps).
-  auto has_password = pg::ConninfoHasPassword(o->dsn);
+  auto has_password = IsMariaDbDsn(o->dsn) ? Result<bool>(false)
+                                           : pg::ConninfoHasPassword(o->dsn);
   if (has_password.ok() && *has_password)
     return Status::Usage(
         "--dsn must not carry a password; use PGPASSWORD, ~/.pgpass or "
@@ -73,8 +98,11 @@ int RunCli(int argc, char** argv) {
   Flags f;
   tools::AddLogOption(app, &o.log);
   app.add_option("--dsn", o.dsn,
-                 "libpq connection string of the source database (no "
-                 "password: use PGPASSWORD, ~/.pgpass or passfile=)")
+                 "The source: a libpq connection string of a PostgreSQL "
+                 "database (no password: use PGPASSWORD, ~/.pgpass or "
+                 "passfile=), or mariadb://USER@HOST:PORT/DB for a MariaDB "
+                 "binlog (password from MYSQL_PWD, an option file or "
+                 "--password-file)")
       ->envname("CDC_DSN")
       ->required()
       ->type_name("CONNINFO");
@@ -98,10 +126,18 @@ int RunCli(int argc, char** argv) {
       ->type_name("MODE")
       ->capture_default_str();
   app.add_flag("--exit-when-idle", o.exit_when_idle,
-               "Exit 0 once everything PostgreSQL had at start is in the log");
+               "Exit 0 once everything the server had at start is in the log");
   app.add_flag("--failover", o.failover,
                "Make the slot a failover slot, kept on standbys that "
                "synchronize slots (PostgreSQL 17 or later)");
+  app.add_option("--server-id", f.server_id,
+                 "MariaDB: the replica server id to read the binlog as "
+                 "(default: one derived from the log's id)")
+      ->type_name("N")
+      ->transform(tools::CountFlag(1, UINT32_MAX));
+  app.add_option("--password-file", f.password_file,
+                 "MariaDB: read the password from FILE (its first line)")
+      ->type_name("FILE");
   app.add_flag("--accept-gap", o.accept_gap,
                "Continue although the slot is ahead of the log");
   app.add_option("--status-interval", o.status_interval_s,
@@ -158,7 +194,7 @@ int RunCli(int argc, char** argv) {
   app.set_config("--config", "", "Read flags from an INI/TOML FILE");
   app.allow_config_extras(false);  // a misspelt key is an error, not ignored
   if (auto rc = tools::Parse(app, argc, argv)) return *rc;
-  Status s = Finish(&o, f);
+  Status s = Finish(&o, f, app);
   if (s.ok() && f.drop_slot) {
     s = DropSource(o);
   } else if (s.ok()) {

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -251,6 +253,24 @@ CLI::Validator CountFlag(uint64_t min, uint64_t max) {
 
 std::string JsonString(const std::string& s) {
   return nlohmann::json(s).dump();
+}
+
+Result<std::string> ReadPasswordFile(const std::string& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return Status::Config("--password-file " + file + ": " + strerror(errno));
+  FileHandle f(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
+    return Status::Config("--password-file " + file +
+                          ": not a regular file of at most 4096 bytes");
+  std::string pw(static_cast<size_t>(st.st_size), '\0');
+  ssize_t n = ::read(fd, pw.data(), pw.size());
+  if (n < 0)
+    return Status::Config("--password-file " + file + ": " + strerror(errno));
+  pw.resize(static_cast<size_t>(n));
+  while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) pw.pop_back();
+  return pw;
 }
 
 }  // namespace cdc::tools

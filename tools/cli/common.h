@@ -63,4 +63,8 @@ bool IsDecimal(std::string_view text);
 
 std::string JsonString(const std::string& s);
 
+// The password in FILE (a regular file of at most 4096 bytes; a trailing
+// newline dropped): Config naming the file otherwise.
+Result<std::string> ReadPasswordFile(const std::string& file);
+
 }  // namespace cdc::tools

@@ -67,9 +67,7 @@ Status Info(const std::string& dir, bool json) {
                     : it->is_null() ? "-"
                                     : it->dump();
     if (it.key() == "source" && id.source)
-      v = "system " + id.source->system_id + ", database " +
-          id.source->database + ", slot " + id.source->slot + ", publication " +
-          id.source->publication;
+      v = id.source->Describe();
     // log.json is input like any other: nothing in it reaches the terminal
     // raw.
     printf("%-15s %s\n", (it.key() + ":").c_str(),

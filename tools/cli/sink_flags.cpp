@@ -51,24 +51,6 @@ Status CheckSinkFlags(const SinkFlags& f) {
   return cursor::ValidateConsumerName(f.consumer);
 }
 
-Result<std::string> ReadPasswordFile(const std::string& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return Status::Config("--password-file " + file + ": " + strerror(errno));
-  FileHandle f(fd);
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
-    return Status::Config("--password-file " + file +
-                          ": not a regular file of at most 4096 bytes");
-  std::string pw(static_cast<size_t>(st.st_size), '\0');
-  ssize_t n = ::read(fd, pw.data(), pw.size());
-  if (n < 0)
-    return Status::Config("--password-file " + file + ": " + strerror(errno));
-  pw.resize(static_cast<size_t>(n));
-  while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) pw.pop_back();
-  return pw;
-}
-
 sink::EngineOptions SinkEngineOptions(const SinkFlags& f, cli::Output* echo) {
   sink::EngineOptions e;
   e.log = f.log;

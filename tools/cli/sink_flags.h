@@ -44,9 +44,6 @@ struct SinkHelp {
 void AddSinkFlags(CLI::App& app, SinkFlags* f, const SinkHelp& help);
 // -f with --stdin, a bad consumer name: usage errors every sink shares.
 Status CheckSinkFlags(const SinkFlags& f);
-// The password in FILE (a regular file of at most 4096 bytes; a trailing
-// newline dropped): Config naming the file otherwise.
-Result<std::string> ReadPasswordFile(const std::string& file);
 // The engine's options; `echo` receives confirmed events with --stdin.
 sink::EngineOptions SinkEngineOptions(const SinkFlags& f, cli::Output* echo);
 

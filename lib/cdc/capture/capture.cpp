@@ -1,6 +1,7 @@
 #include "cdc/capture/capture.h"
 
 #include "cdc/capture/engine.h"
+#include "cdc/capture/mariadb_source.h"
 #include "cdc/capture/pg_source.h"
 
 namespace cdc::capture {
@@ -11,7 +12,7 @@ bool IsMariaDbDsn(std::string_view dsn) {
 
 Status Run(const Options& opts) {
   Engine engine(opts);
-  return engine.Run(MakePgSource);
+  return engine.Run(IsMariaDbDsn(opts.dsn) ? MakeMariaDbSource : MakePgSource);
 }
 
 }  // namespace cdc::capture

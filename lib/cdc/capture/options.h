@@ -35,6 +35,11 @@ struct Options {
   bool exit_when_idle = false;
   bool accept_gap = false;
   bool failover = false;  // the slot is synchronized to standbys (17+)
+  // MariaDB: the replica server id capture reads the binlog as (0: one
+  // derived from the log's id), and the password (from --password-file;
+  // else MYSQL_PWD or the option files).
+  uint32_t server_id = 0;
+  std::string password;
   double status_interval_s = 10;
   double reconnect_max_s = 60;  // keep retrying for this long, then exit 69
   double commit_delay_ms = 10;  // group commit window

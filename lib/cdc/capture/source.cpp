@@ -120,7 +120,8 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
         "server is PostgreSQL " +
         VersionText(version));
   CDC_ASSIGN_OR_RETURN(pg::SystemIdentity sys, conn.IdentifySystem());
-  log::SourceIdentity src{sys.system_id, sys.dbname, o.slot, o.publication};
+  log::SourceIdentity src{sys.system_id, sys.dbname, o.slot,
+                          o.publication, "",         0};
   // What log.json says now, not what the writer read when it opened: the
   // first session of a new log records the source, and every reconnect
   // after it must see that.
@@ -131,12 +132,9 @@ Result<SlotState> PrepareSource(pg::Connection& conn, const Options& o,
     // its recorded source, so it may take another.
     const auto& s = *id.source;
     if (writer.next_seq() > 1 || writer.has_commit())
-      return Status::Config(
-          "log " + o.log + " belongs to system " + s.system_id + " database " +
-          s.database + " slot " + s.slot + " publication " + s.publication +
-          ", not system " + src.system_id + " database " + src.database +
-          " slot " + src.slot + " publication " + src.publication +
-          " (use another --log for this source)");
+      return Status::Config("log " + o.log + " belongs to " + s.Describe() +
+                            ", not " + src.Describe() +
+                            " (use another --log for this source)");
     if (!o.quiet)
       LogInfo("log " + o.log + " holds nothing from slot " + s.slot +
               "; recording slot " + o.slot + " as its source");

@@ -293,6 +293,7 @@ Result<LogSourceInfo> ReadLogSourceInfo(const std::string& dir) {
     r.info.system_id = id.source->system_id;
     r.info.database = id.source->database;
     r.info.slot = id.source->slot;
+    r.info.kind = id.source->kind;
   }
   return r;
 }

@@ -111,7 +111,11 @@ class CloudEventsRenderer : public Renderer {
 
 std::string CloudEventsSource(const SourceInfo& source) {
   std::string uri = "cdc://";
-  if (source.system_id.empty() && source.database.empty()) {
+  if (source.kind == "mariadb") {
+    uri.append("mariadb/");
+    AppendSegment(source.database, &uri);
+    uri.push_back('/');
+  } else if (source.system_id.empty() && source.database.empty()) {
     uri.append("import/");
   } else {
     uri.append("postgresql/");

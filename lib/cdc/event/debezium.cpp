@@ -336,7 +336,9 @@ class DebeziumRenderer : public Renderer {
             col.pointer.push_back(ch);
           }
         }
-        col.oid = c.at("type_oid").get<uint32_t>();
+        // A MariaDB log's columns name their type in words: no
+        // PostgreSQL conversion applies (oid 0), values go as stored.
+        col.oid = c.value("type_oid", 0u);
         if (c.contains("type_mod")) col.typmod = c["type_mod"].get<int32_t>();
         col.converts = DebeziumConverts(col.oid, o_);
         rel.converts = rel.converts || col.converts;

@@ -37,6 +37,7 @@ struct SourceInfo {
   std::string system_id;
   std::string database;
   std::string slot;
+  std::string kind;  // "" (PostgreSQL) or "mariadb"
 };
 
 // Debezium's decimal.handling.mode, time.precision.mode and

@@ -30,12 +30,24 @@ std::string RandomId() {
 
 }  // namespace
 
+std::string SourceIdentity::Describe() const {
+  if (is_mariadb())
+    return "MariaDB database " + database + ", GTID domain " +
+           std::to_string(gtid_domain);
+  return "system " + system_id + ", database " + database + ", slot " + slot +
+         ", publication " + publication;
+}
+
 std::string IdentityJson(const LogIdentity& id) {
   nlohmann::ordered_json j;
   j["log_id"] = id.log_id;
   j["format_version"] = id.format_version;
   j["created"] = id.created;
-  if (id.source) {
+  if (id.source && id.source->is_mariadb()) {
+    j["source"] = {{"kind", id.source->kind},
+                   {"database", id.source->database},
+                   {"gtid_domain", id.source->gtid_domain}};
+  } else if (id.source) {
     j["source"] = {{"system_id", id.source->system_id},
                    {"database", id.source->database},
                    {"slot", id.source->slot},
@@ -72,10 +84,24 @@ Result<LogIdentity> ReadIdentity(const std::string& dir) {
     id.created = j.value("created", "");
     if (j.contains("source") && !j["source"].is_null()) {
       const auto& s = j["source"];
-      id.source = SourceIdentity{s.at("system_id").get<std::string>(),
-                                 s.at("database").get<std::string>(),
-                                 s.at("slot").get<std::string>(),
-                                 s.at("publication").get<std::string>()};
+      if (s.value("kind", "") == "mariadb") {
+        SourceIdentity m;
+        m.kind = "mariadb";
+        m.database = s.at("database").get<std::string>();
+        m.gtid_domain = s.at("gtid_domain").get<uint32_t>();
+        id.source = m;
+      } else if (s.contains("kind")) {
+        return Status::Corruption("log " + dir + " has a source of kind " +
+                                  s["kind"].dump() +
+                                  ", which this cdc does not know");
+      } else {
+        SourceIdentity p;
+        p.system_id = s.at("system_id").get<std::string>();
+        p.database = s.at("database").get<std::string>();
+        p.slot = s.at("slot").get<std::string>();
+        p.publication = s.at("publication").get<std::string>();
+        id.source = p;
+      }
     }
     CDC_RETURN_IF_ERROR(CheckLogDirs(dir));
     return id;

@@ -17,13 +17,22 @@ namespace cdc::log {
 inline constexpr int kLogFormatVersion = 2;
 inline constexpr int kOldestLogFormatVersion = 1;
 
-// The PostgreSQL source a log belongs to (docs/invariants.md, invariant 6).
-// Empty for logs filled by `cdc-log import`.
+// The source a log belongs to (docs/invariants.md, invariant 6). Empty for
+// logs filled by `cdc-log import`. A PostgreSQL source is its cluster,
+// database, slot and publication; a MariaDB source (kind "mariadb") is its
+// database and the GTID domain its positions count in, so that any server
+// holding the same GTIDs (a replica after a failover) is the same source.
 struct SourceIdentity {
   std::string system_id;
   std::string database;
   std::string slot;
   std::string publication;
+  std::string kind;  // "" (PostgreSQL) or "mariadb"
+  uint32_t gtid_domain = 0;
+  bool is_mariadb() const { return kind == "mariadb"; }
+  // For messages: "system S, database D, slot L, publication P" or
+  // "MariaDB database D, GTID domain N".
+  std::string Describe() const;
   bool operator==(const SourceIdentity&) const = default;
 };
 

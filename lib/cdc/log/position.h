@@ -28,12 +28,15 @@ struct SourcePosition {
   bool valid = false;      // the log holds a TXN_END frame
   Lsn lsn = 0;             // its commit LSN field
   bool exclusive = false;  // a lone message's LSN: commits at lsn not covered
+  // Its xid field (a MariaDB log's GTID server id; 0 when not known).
+  uint64_t xid = 0;
 
   static SourcePosition Of(const FrameHeader& h) {
-    return SourcePosition{true, h.commit_lsn, h.xid == 0 && h.event_count > 0};
+    return SourcePosition{true, h.commit_lsn, h.xid == 0 && h.event_count > 0,
+                          h.xid};
   }
   static SourcePosition Of(Lsn lsn, uint64_t xid, uint64_t events) {
-    return SourcePosition{true, lsn, xid == 0 && events > 0};
+    return SourcePosition{true, lsn, xid == 0 && events > 0, xid};
   }
 
   // The flush (and start) position to give PostgreSQL: 0 for none.

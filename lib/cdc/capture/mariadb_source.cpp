@@ -1,0 +1,880 @@
+#include "cdc/capture/mariadb_source.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "cdc/base/lsn.h"
+#include "cdc/base/prometheus.h"
+#include "cdc/base/time.h"
+#include "cdc/event/json_text.h"
+#include "cdc/log/log_dir.h"
+#include "cdc/log/schemas.h"
+#include "cdc/mariadb/binlog.h"
+#include "cdc/mariadb/conn.h"
+#include "cdc/mariadb/values.h"
+
+namespace cdc::capture {
+
+namespace {
+
+using mariadb::Charset;
+using mariadb::Column;
+using mariadb::Connection;
+using mariadb::Dsn;
+using mariadb::Gtid;
+
+constexpr int64_t kPositionFrameEveryUs = 1000000;
+constexpr double kHeartbeatS = 1.0;
+// Events read ahead of the engine, at most (one larger event always fits).
+constexpr size_t kQueueBytes = 64u << 20;
+
+// "mariadb-bin.000012" sorts by its number; then the offset within it.
+struct BinlogPos {
+  std::string file;
+  uint64_t pos = 0;
+  static uint64_t Number(const std::string& f) {
+    const size_t dot = f.rfind('.');
+    return dot == std::string::npos
+               ? 0
+               : std::strtoull(f.c_str() + dot + 1, nullptr, 10);
+  }
+  bool AtOrAfter(const BinlogPos& o) const {
+    const uint64_t a = Number(file), b = Number(o.file);
+    return a != b ? a > b : pos >= o.pos;
+  }
+};
+
+// What the reader thread hands over: an event, or how the stream ended.
+struct Item {
+  std::string event;
+  Status status;
+};
+
+struct Table {
+  std::string db, name;
+  bool selected = false;
+  std::vector<Column> columns;
+  std::string names_json;  // ,"schema":..,"table":..
+  std::string shape;       // the schema event from ,"key":null on
+  bool has_key = false;
+  std::vector<std::vector<std::string>> labels;  // of ENUM and SET columns
+};
+
+class MariaDbSource : public Source {
+ public:
+  explicit MariaDbSource(Engine* e)
+      : e_(*e), o_(e->options()), w_(&e->writer()), m_(e->metrics()) {}
+  ~MariaDbSource() override { StopReader(); }
+
+  Status Load() override;
+  Status Start(bool* stopped) override;
+  Result<bool> Next() override;
+  Result<bool> Wait(int64_t wait_us, bool paused) override;
+  Status Timers(int64_t now, bool pausing) override;
+  bool IdleDone() const override { return idle_done_; }
+  void Abandon() override {
+    in_txn_ = false;
+    txn_events_ = false;
+  }
+  void End() override {
+    StopReader();
+    query_.reset();
+    dump_.reset();
+  }
+  std::string Describe(Lsn lsn) const override {
+    return "GTID " + std::to_string(domain_) + "-" +
+           std::to_string(w_->position().xid) + "-" + std::to_string(lsn);
+  }
+  std::string Target() const override { return dsn_.Redacted(); }
+  std::string MetricLabels() const override {
+    return ",database=\"" + PrometheusLabelValue(dsn_.database) + "\"";
+  }
+
+ private:
+  Status CheckServer();
+  Status BindLog();
+  Result<std::string> StartGtid();
+  void StartReader();
+  void StopReader();
+  void ReaderLoop(Connection* c);
+  Status Handle(std::string_view event);
+  Status OnGtid(const mariadb::EventHeader& h, std::string_view body);
+  Status OnTableMap(std::string_view body);
+  Status OnRows(uint8_t type, std::string_view body);
+  Status OnQuery(std::string_view body);
+  Status EndTxn();
+  Status Truncate(const std::string& db, const std::string& table);
+  void AppendHead(char op, const Table& t, std::string* line) const;
+  Status AppendRow(const Table& t, const std::vector<bool>& present,
+                   std::string_view* rows, std::vector<std::string>* values);
+  Result<const Charset*> CharsetOf(uint32_t collation);
+  bool Selected(const std::string& db, const std::string& table) const;
+  Status RecordPosition();
+
+  Engine& e_;
+  const Options& o_;
+  log::LogWriter* w_;
+  Metrics& m_;
+  Dsn dsn_;
+  uint32_t server_id_ = 0;  // ours, as a replica
+  uint32_t domain_ = 0;
+  bool checksum_ = false;  // the server's binlog_checksum is CRC32
+  std::unique_ptr<Connection> query_;
+  std::unique_ptr<Connection> dump_;
+
+  // The reader thread and its queue.
+  std::thread reader_;
+  std::mutex mu_;
+  std::condition_variable ready_cv_, room_cv_;
+  std::deque<Item> queue_;
+  size_t queued_bytes_ = 0;
+  bool stop_reader_ = false;
+  Item current_;
+
+  // Decoding state.
+  mariadb::Format format_;
+  BinlogPos at_;       // where the stream is
+  BinlogPos idle_at_;  // --exit-when-idle: the server's end when we came
+  bool idle_done_ = false;
+  std::unordered_map<uint64_t, Table> tables_;
+  std::map<std::string, std::string> known_shapes_;  // names_json -> shape
+  std::unordered_map<uint32_t, Charset> charsets_;
+  std::unordered_map<uint32_t, std::string> collation_names_;
+  event::EventLines events_;
+
+  bool in_txn_ = false;
+  bool skip_txn_ = false;
+  bool txn_events_ = false;
+  Gtid gtid_;
+  int64_t txn_time_ = 0;
+  uint64_t txn_pos_ = 0;
+  std::string head_;  // "lsn","xid","ts" of the open transaction
+  std::string tail_;  // "gtid","file","pos"
+  // Position to record without events (0: none), and when one last was.
+  Gtid pending_;
+  int64_t last_position_frame_ = 0;
+  uint64_t last_seqno_ = 0;  // of the last transaction seen
+};
+
+Status MariaDbSource::Load() {
+  CDC_ASSIGN_OR_RETURN(dsn_, mariadb::ParseDsn(o_.dsn));
+  dsn_.password = o_.password;
+  server_id_ = o_.server_id;
+  if (server_id_ == 0) {
+    // Stable for the log, and far from the small ids people give servers.
+    uint32_t h = 2166136261u;
+    for (char c : e_.identity().log_id)
+      h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+    server_id_ = 0x40000000u | (h & 0x3FFFFFFFu);
+  }
+  // The schema events the log holds: a table seen again in this shape
+  // needs no new one.
+  CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
+                       log::ReadSchemas(o_.log));
+  for (const log::SchemaEntry& s : schemas) {
+    const std::string_view stored = s.stored;
+    const size_t names = stored.find(",\"schema\":");
+    const size_t shape = stored.find(",\"key\":null,");
+    if (names == std::string_view::npos || shape == std::string_view::npos ||
+        shape < names)
+      continue;
+    known_shapes_[std::string(stored.substr(names, shape - names))] =
+        std::string(stored.substr(shape));
+  }
+  return Status::OK();
+}
+
+Status MariaDbSource::CheckServer() {
+  CDC_ASSIGN_OR_RETURN(
+      std::vector<mariadb::Row> rows,
+      query_->Query("SELECT @@log_bin, @@binlog_format, @@binlog_row_image, "
+                    "@@binlog_row_metadata, @@server_id, @@gtid_domain_id, "
+                    "@@log_bin_compress, @@binlog_checksum"));
+  if (rows.empty() || rows[0].size() < 8)
+    return Status::Internal("no answer about the server's settings");
+  const auto v = [&](int i) { return rows[0][i].value_or(""); };
+  if (v(0) != "1")
+    return Status::Config(
+        "the server does not write a binary log (log_bin is off); start it "
+        "with log_bin, binlog_format=ROW and binlog_row_metadata=FULL");
+  if (v(1) != "ROW")
+    return Status::Config("binlog_format is " + v(1) +
+                          "; capture needs ROW (SET GLOBAL binlog_format=ROW "
+                          "and in the server's configuration)");
+  if (v(2) != "FULL")
+    return Status::Config("binlog_row_image is " + v(2) +
+                          "; capture needs FULL (whole rows before and after)");
+  if (v(3) != "FULL")
+    return Status::Config(
+        "binlog_row_metadata is " + v(3) +
+        "; capture needs FULL (column names, keys and charsets in the "
+        "binlog; MariaDB 10.5 or later)");
+  checksum_ = v(7) == "CRC32";
+  if (v(6) == "1")
+    return Status::Config(
+        "log_bin_compress is on: compressed binlog events are not read; "
+        "turn it off");
+  if (std::to_string(server_id_) == v(4))
+    return Status::Config("--server-id " + std::to_string(server_id_) +
+                          " is the server's own server_id; give capture one "
+                          "of its own");
+  // A replica with our id would make the server drop one of us.
+  auto hosts = query_->Query("SHOW SLAVE HOSTS");
+  if (hosts.ok())
+    for (const mariadb::Row& r : *hosts)
+      if (!r.empty() && r[0] == std::to_string(server_id_))
+        return Status::Config(
+            "server id " + std::to_string(server_id_) +
+            " is already used by a replica of this server (SHOW SLAVE "
+            "HOSTS); give capture another with --server-id");
+  // Collations to character sets, for text columns.
+  CDC_ASSIGN_OR_RETURN(std::vector<mariadb::Row> colls,
+                       query_->Query("SELECT ID, CHARACTER_SET_NAME FROM "
+                                     "information_schema.COLLATIONS"));
+  for (const mariadb::Row& r : colls)
+    if (r.size() == 2 && r[0] && r[1])
+      collation_names_[static_cast<uint32_t>(std::stoul(*r[0]))] = *r[1];
+  return Status::OK();
+}
+
+Status MariaDbSource::BindLog() {
+  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(o_.log));
+  if (id.source && id.source->is_mariadb()) {
+    if (id.source->database != dsn_.database)
+      return Status::Config("log " + o_.log + " belongs to MariaDB database " +
+                            id.source->database + ", not " + dsn_.database +
+                            " (use another --log for this source)");
+    domain_ = id.source->gtid_domain;
+    return Status::OK();
+  }
+  if (id.source || w_->next_seq() > 1 || w_->has_commit())
+    return Status::Config("log " + o_.log +
+                          (id.source ? " belongs to a PostgreSQL source"
+                                     : " holds imported events") +
+                          "; a MariaDB capture needs an empty log or its own");
+  // The domain positions count in: the one the server's binlog holds, or
+  // the one it writes new transactions in.
+  CDC_ASSIGN_OR_RETURN(std::string pos,
+                       query_->Value("SELECT @@gtid_binlog_pos"));
+  if (pos.find(',') != std::string::npos)
+    return Status::Config(
+        "the server's binlog holds more than one GTID domain (" + pos +
+        "); cdc-capture reads binlogs of one domain");
+  if (pos.empty()) {
+    CDC_ASSIGN_OR_RETURN(std::string d,
+                         query_->Value("SELECT @@gtid_domain_id"));
+    domain_ = static_cast<uint32_t>(std::stoul(d));
+  } else {
+    CDC_ASSIGN_OR_RETURN(Gtid g, mariadb::ParseGtidText(pos));
+    domain_ = g.domain;
+  }
+  log::SourceIdentity src;
+  src.kind = "mariadb";
+  src.database = dsn_.database;
+  src.gtid_domain = domain_;
+  return log::SetSource(o_.log, &id, src);
+}
+
+Result<std::string> MariaDbSource::StartGtid() {
+  const log::SourcePosition& p = w_->position();
+  if (p.valid) {
+    if (p.xid == 0 || p.xid > UINT32_MAX)
+      return Status::Corruption(
+          "the log's last transaction frame names no GTID server id (xid " +
+          std::to_string(p.xid) + "): not a MariaDB log's frame");
+    return std::to_string(domain_) + "-" + std::to_string(p.xid) + "-" +
+           std::to_string(p.lsn);
+  }
+  // A new log starts where the server is now, and records it before
+  // anything else so a restart starts there too.
+  CDC_ASSIGN_OR_RETURN(std::string pos,
+                       query_->Value("SELECT @@gtid_binlog_pos"));
+  if (pos.empty()) return std::string();  // no GTID yet: from the start
+  CDC_ASSIGN_OR_RETURN(Gtid g, mariadb::ParseGtidText(pos));
+  if (g.domain != domain_)
+    return Status::Config("the server's binlog is in GTID domain " +
+                          std::to_string(g.domain) + ", the log's in " +
+                          std::to_string(domain_));
+  if (o_.snapshot == "initial")
+    Engine::Warn(
+        "initial snapshots of MariaDB tables are not taken yet: the log "
+        "starts at the server's current position " +
+        pos + " (rows already in the tables are not in it)");
+  CDC_RETURN_IF_ERROR(e_.CommitPosition(g.seqno, g.server_id));
+  CDC_RETURN_IF_ERROR(w_->Sync());
+  return pos;
+}
+
+Status MariaDbSource::Start(bool* stopped) {
+  (void)stopped;
+  End();
+  CDC_ASSIGN_OR_RETURN(query_, Connection::Connect(dsn_));
+  CDC_RETURN_IF_ERROR(CheckServer());
+  CDC_RETURN_IF_ERROR(BindLog());
+  CDC_ASSIGN_OR_RETURN(std::string gtid, StartGtid());
+  if (o_.exit_when_idle) {
+    CDC_ASSIGN_OR_RETURN(std::vector<mariadb::Row> st,
+                         query_->Query("SHOW MASTER STATUS"));
+    if (st.empty() || st[0].size() < 2 || !st[0][0] || !st[0][1])
+      return Status::Config("SHOW MASTER STATUS returned nothing");
+    idle_at_ = BinlogPos{*st[0][0], std::stoull(*st[0][1])};
+  }
+  idle_done_ = false;
+  CDC_ASSIGN_OR_RETURN(dump_, Connection::Connect(dsn_));
+  CDC_RETURN_IF_ERROR(dump_->StartDump(server_id_, gtid, kHeartbeatS));
+  // Events before the format description (the rotate a dump starts with)
+  // are checksummed as the server's setting says.
+  format_ = mariadb::Format{};
+  format_.checksum = checksum_;
+  tables_.clear();
+  in_txn_ = skip_txn_ = txn_events_ = false;
+  last_seqno_ = w_->position().valid ? w_->position().lsn : 0;
+  pending_ = Gtid{};
+  StartReader();
+  e_.Say("streaming the binlog of " + dsn_.Redacted() + " as replica " +
+         std::to_string(server_id_) + " from GTID " +
+         (gtid.empty() ? std::string("(the start)") : gtid));
+  return Status::OK();
+}
+
+void MariaDbSource::StartReader() {
+  stop_reader_ = false;
+  queue_.clear();
+  queued_bytes_ = 0;
+  reader_ = std::thread([this, c = dump_.get()] { ReaderLoop(c); });
+}
+
+void MariaDbSource::StopReader() {
+  if (!reader_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_reader_ = true;
+  }
+  room_cv_.notify_all();
+  if (dump_) dump_->Shutdown();
+  reader_.join();
+  queue_.clear();
+  queued_bytes_ = 0;
+}
+
+void MariaDbSource::ReaderLoop(Connection* c) {
+  for (;;) {
+    Item item;
+    auto ev = c->ReadEvent();
+    if (ev.ok())
+      item.event.assign(*ev);
+    else
+      item.status = ev.status();
+    std::unique_lock<std::mutex> l(mu_);
+    room_cv_.wait(l, [&] {
+      return stop_reader_ || queue_.empty() || queued_bytes_ < kQueueBytes;
+    });
+    if (stop_reader_) return;
+    const bool end = !item.status.ok();
+    queued_bytes_ += item.event.size();
+    queue_.push_back(std::move(item));
+    l.unlock();
+    ready_cv_.notify_one();
+    if (end) return;
+  }
+}
+
+Result<bool> MariaDbSource::Next() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (queue_.empty()) return false;
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= current_.event.size();
+  }
+  room_cv_.notify_one();
+  if (!current_.status.ok()) return current_.status;
+  CDC_RETURN_IF_ERROR(Handle(current_.event));
+  return true;
+}
+
+Result<bool> MariaDbSource::Wait(int64_t wait_us, bool paused) {
+  std::unique_lock<std::mutex> l(mu_);
+  if (paused) {
+    l.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(wait_us));
+    return false;
+  }
+  return ready_cv_.wait_for(l, std::chrono::microseconds(wait_us),
+                            [&] { return !queue_.empty(); });
+}
+
+Status MariaDbSource::RecordPosition() {
+  if (pending_.seqno == 0 || in_txn_ || w_->in_txn()) return Status::OK();
+  const log::SourcePosition& p = w_->position();
+  if (!p.valid || pending_.seqno > p.lsn) {
+    last_position_frame_ = MonoMicros();
+    CDC_RETURN_IF_ERROR(e_.CommitPosition(pending_.seqno, pending_.server_id));
+  }
+  pending_ = Gtid{};
+  return Status::OK();
+}
+
+Status MariaDbSource::Timers(int64_t now, bool pausing) {
+  m_.received_lsn = last_seqno_;
+  if (pending_.seqno != 0 &&
+      (now - last_position_frame_ >= kPositionFrameEveryUs ||
+       (o_.exit_when_idle && pausing)))
+    CDC_RETURN_IF_ERROR(RecordPosition());
+  if (o_.exit_when_idle && !in_txn_ && pending_.seqno == 0 &&
+      !idle_at_.file.empty() && at_.AtOrAfter(idle_at_))
+    idle_done_ = true;
+  return Status::OK();
+}
+
+Result<const Charset*> MariaDbSource::CharsetOf(uint32_t collation) {
+  if (collation == 0) return nullptr;
+  auto it = charsets_.find(collation);
+  if (it != charsets_.end()) return &it->second;
+  auto name = collation_names_.find(collation);
+  if (name == collation_names_.end())
+    return Status::Config("collation " + std::to_string(collation) +
+                          " is not one the server lists");
+  CDC_ASSIGN_OR_RETURN(Charset c, Charset::ForName(name->second));
+  return &charsets_.emplace(collation, std::move(c)).first->second;
+}
+
+bool MariaDbSource::Selected(const std::string& db,
+                             const std::string& table) const {
+  if (db != dsn_.database) return false;
+  if (o_.tables.empty()) return true;
+  const std::string full = db + "." + table;
+  for (const std::string& g : o_.tables)
+    if (fnmatch(g.c_str(), full.c_str(), 0) == 0 ||
+        fnmatch(g.c_str(), table.c_str(), 0) == 0)
+      return true;
+  return false;
+}
+
+Status MariaDbSource::Handle(std::string_view ev) {
+  CDC_ASSIGN_OR_RETURN(mariadb::EventHeader h, mariadb::ParseHeader(ev));
+  if (h.type == mariadb::kFormatDescriptionEvent) {
+    CDC_ASSIGN_OR_RETURN(std::string_view body,
+                         mariadb::EventBody(ev, h, format_));
+    CDC_ASSIGN_OR_RETURN(format_, mariadb::ParseFormatDescription(body));
+    return Status::OK();
+  }
+  CDC_ASSIGN_OR_RETURN(std::string_view body,
+                       mariadb::EventBody(ev, h, format_));
+  // Artificial events (the rotate and format description a dump starts
+  // with) and heartbeats carry the position but are not in the file.
+  if (h.next_pos != 0 && h.type != mariadb::kRotateEvent) at_.pos = h.next_pos;
+  switch (h.type) {
+    case mariadb::kRotateEvent: {
+      CDC_ASSIGN_OR_RETURN(mariadb::Rotate r, mariadb::ParseRotate(body));
+      at_ = BinlogPos{r.file, r.position};
+      return Status::OK();
+    }
+    case mariadb::kHeartbeatEvent:
+      at_.file.assign(body);
+      return Status::OK();
+    case mariadb::kGtidEvent:
+      return OnGtid(h, body);
+    case mariadb::kTableMapEvent:
+      return OnTableMap(body);
+    case mariadb::kWriteRowsV1:
+    case mariadb::kUpdateRowsV1:
+    case mariadb::kDeleteRowsV1:
+    case mariadb::kWriteRowsV2:
+    case mariadb::kUpdateRowsV2:
+    case mariadb::kDeleteRowsV2:
+    case mariadb::kWriteRowsCompressedV1:
+    case mariadb::kUpdateRowsCompressedV1:
+    case mariadb::kDeleteRowsCompressedV1:
+      return OnRows(h.type, body);
+    case mariadb::kXidEvent:
+      if (!in_txn_) return Status::OK();
+      return EndTxn();
+    case mariadb::kQueryEvent:
+      return OnQuery(body);
+    case mariadb::kQueryCompressedEvent:
+      return Status::Config(
+          "the server compresses binlog events (log_bin_compress=ON), which "
+          "cdc-capture does not read; turn it off");
+    case mariadb::kMysqlGtidEvent:
+      return Status::Config(
+          "the binlog holds MySQL GTID events: cdc-capture reads MariaDB's "
+          "binlog (MySQL 8 is not supported)");
+    default:
+      return Status::OK();  // annotations, checkpoints, GTID lists, ...
+  }
+}
+
+Status MariaDbSource::OnGtid(const mariadb::EventHeader& h,
+                             std::string_view body) {
+  CDC_ASSIGN_OR_RETURN(Gtid g, mariadb::ParseGtid(body, h.server_id));
+  if (in_txn_)
+    return Status::BadInput("GTID " + g.ToString() + " begins inside " +
+                            gtid_.ToString());
+  if (g.domain != domain_)
+    return Status::Config("the binlog holds GTID " + g.ToString() +
+                          " of domain " + std::to_string(g.domain) +
+                          "; this log counts in domain " +
+                          std::to_string(domain_) +
+                          " and cdc-capture reads binlogs of one domain");
+  if (g.server_id == 0)
+    return Status::Config("GTID " + g.ToString() + " has server id 0");
+  const log::SourcePosition& p = w_->position();
+  skip_txn_ = p.valid && g.seqno <= p.lsn;
+  if (!skip_txn_ && g.seqno <= last_seqno_)
+    return Status::Config("GTID " + g.ToString() +
+                          " does not follow the one before it (sequence " +
+                          std::to_string(last_seqno_) +
+                          "); set gtid_strict_mode=ON on the server");
+  in_txn_ = true;
+  txn_events_ = false;
+  gtid_ = g;
+  txn_time_ = static_cast<int64_t>(h.timestamp) * 1000000;
+  txn_pos_ = h.next_pos - h.length;
+  head_ = "{\"lsn\":\"" + FormatLsn(g.seqno) +
+          "\",\"xid\":" + std::to_string(g.server_id) + ",\"ts\":\"" +
+          FormatTimestamp(txn_time_) + "\",\"op\":\"";
+  tail_ = ",\"gtid\":\"" + g.ToString() + "\",\"file\":";
+  (void)event::AppendJsonString(at_.file, &tail_);
+  tail_ += ",\"pos\":" + std::to_string(txn_pos_) + "}";
+  e_.StartTxn();
+  return Status::OK();
+}
+
+Status MariaDbSource::EndTxn() {
+  in_txn_ = false;
+  last_seqno_ = std::max(last_seqno_, gtid_.seqno);
+  if (skip_txn_) {
+    ++m_.skipped_transactions;
+    return Status::OK();
+  }
+  if (!txn_events_) {
+    pending_ = gtid_;  // nothing of ours: a position to record
+    return Status::OK();
+  }
+  pending_ = Gtid{};
+  return e_.Commit(gtid_.seqno, txn_time_, gtid_.server_id);
+}
+
+void MariaDbSource::AppendHead(char op, const Table& t,
+                               std::string* line) const {
+  line->append(head_);
+  line->push_back(op);
+  line->push_back('"');
+  line->append(t.names_json);
+}
+
+Status MariaDbSource::OnTableMap(std::string_view body) {
+  CDC_ASSIGN_OR_RETURN(mariadb::TableMap tm,
+                       mariadb::ParseTableMap(body, format_));
+  Table& t = tables_[tm.table_id];
+  t = Table{};
+  t.db = tm.db;
+  t.name = tm.table;
+  t.selected = Selected(tm.db, tm.table);
+  if (!t.selected || skip_txn_) return Status::OK();
+  if (!tm.has_metadata)
+    return Status::Config("the table map of " + tm.db + "." + tm.table +
+                          " has no column names: binlog_row_metadata must be "
+                          "FULL when the change is written");
+  t.labels.resize(tm.types.size());
+  t.columns.resize(tm.types.size());
+  for (size_t i = 0; i < tm.types.size(); ++i) {
+    Column& c = t.columns[i];
+    c.name = tm.names[i];
+    c.type = tm.types[i];
+    c.meta = tm.meta[i];
+    c.real = mariadb::RealType(c.type, c.meta);
+    c.is_unsigned = tm.is_unsigned[i];
+    CDC_ASSIGN_OR_RETURN(c.charset, CharsetOf(tm.collations[i]));
+    if (c.real == 247 || c.real == 248) {
+      t.labels[i] =
+          std::move(c.real == 247 ? tm.enum_values[i] : tm.set_values[i]);
+      c.labels = &t.labels[i];
+    }
+  }
+  for (uint32_t k : tm.primary_key) {
+    t.columns[k].key = true;
+    t.has_key = true;
+  }
+  t.names_json = ",\"schema\":";
+  (void)event::AppendJsonString(t.db, &t.names_json);
+  t.names_json += ",\"table\":";
+  (void)event::AppendJsonString(t.name, &t.names_json);
+  std::string& s = t.shape;
+  s = ",\"key\":null,\"before\":null,\"after\":null,\"columns\":[";
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const Column& c = t.columns[i];
+    if (i > 0) s.push_back(',');
+    s += "{\"name\":";
+    if (!event::AppendJsonString(c.name, &s))
+      return Status::BadInput("a column name of " + t.db + "." + t.name +
+                              " is not valid UTF-8");
+    s += ",\"type\":";
+    (void)event::AppendJsonString(mariadb::TypeName(c), &s);
+    if (c.labels != nullptr) {
+      s += ",\"labels\":[";
+      for (size_t k = 0; k < c.labels->size(); ++k) {
+        if (k > 0) s.push_back(',');
+        std::string utf8;
+        if (c.charset != nullptr)
+          CDC_RETURN_IF_ERROR(c.charset->ToUtf8((*c.labels)[k], &utf8));
+        else
+          utf8 = (*c.labels)[k];
+        if (!event::AppendJsonString(utf8, &s))
+          return Status::BadInput("a label of " + t.db + "." + t.name + "." +
+                                  c.name + " is not valid text");
+      }
+      s.push_back(']');
+    } else if (c.charset != nullptr) {
+      s += ",\"charset\":";
+      (void)event::AppendJsonString(c.charset->name(), &s);
+    }
+    s += c.key ? ",\"key\":true}" : ",\"key\":false}";
+  }
+  s += "]}";
+  return Status::OK();
+}
+
+Status MariaDbSource::AppendRow(const Table& t,
+                                const std::vector<bool>& present,
+                                std::string_view* rows,
+                                std::vector<std::string>* values) {
+  size_t n_present = 0;
+  for (bool b : present) n_present += b;
+  const size_t null_bytes = (n_present + 7) / 8;
+  if (rows->size() < null_bytes)
+    return Status::BadInput("a row image of " + t.db + "." + t.name +
+                            " is truncated");
+  const std::string_view nulls = rows->substr(0, null_bytes);
+  rows->remove_prefix(null_bytes);
+  values->assign(t.columns.size(), std::string());
+  size_t k = 0;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i >= present.size() || !present[i]) continue;
+    std::string& v = (*values)[i];
+    if ((static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1) {
+      v = "null";
+    } else {
+      Status s = mariadb::AppendValue(t.columns[i], rows, &v);
+      if (!s.ok())
+        return s.Annotate("GTID " + gtid_.ToString() + ", " + t.db + "." +
+                          t.name);
+    }
+    ++k;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+void AppendObject(const std::vector<Column>& cols,
+                  const std::vector<std::string>& values, bool keys_only,
+                  std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (keys_only && !cols[i].key) continue;
+    if (values[i].empty()) continue;  // not in the image
+    if (!first) out->push_back(',');
+    first = false;
+    (void)event::AppendJsonString(cols[i].name, out);
+    out->push_back(':');
+    out->append(values[i]);
+  }
+  out->push_back('}');
+}
+
+}  // namespace
+
+Status MariaDbSource::OnRows(uint8_t type, std::string_view body) {
+  CDC_ASSIGN_OR_RETURN(mariadb::RowsEvent r,
+                       mariadb::ParseRows(type, body, format_));
+  if (!in_txn_)
+    return Status::BadInput("a rows event outside a transaction (at " +
+                            at_.file + ":" + std::to_string(at_.pos) + ")");
+  auto it = tables_.find(r.table_id);
+  if (it == tables_.end())
+    return Status::BadInput("a rows event of table id " +
+                            std::to_string(r.table_id) +
+                            " that no table map named");
+  Table& t = it->second;
+  if (!t.selected || skip_txn_) return Status::OK();
+  if (r.columns != t.columns.size())
+    return Status::BadInput("a rows event of " + t.db + "." + t.name + " has " +
+                            std::to_string(r.columns) +
+                            " columns, its table map " +
+                            std::to_string(t.columns.size()));
+  events_.clear();
+  // A table seen in a new shape is announced first.
+  auto known = known_shapes_.find(t.names_json);
+  if (known == known_shapes_.end() || known->second != t.shape) {
+    std::string& line = *events_.Add();
+    events_.MarkSchema();
+    AppendHead('s', t, &line);
+    line.append(t.shape);
+    known_shapes_[t.names_json] = t.shape;
+  }
+  std::string_view rows = r.rows;
+  std::vector<std::string> before, after;
+  while (!rows.empty()) {
+    std::string& line = *events_.Add();
+    AppendHead(r.kind, t, &line);
+    line.append(",\"key\":");
+    if (r.kind == 'c') {
+      CDC_RETURN_IF_ERROR(AppendRow(t, r.present, &rows, &after));
+      if (t.has_key)
+        AppendObject(t.columns, after, true, &line);
+      else
+        line.append("null");
+      line.append(",\"before\":null,\"after\":");
+      AppendObject(t.columns, after, false, &line);
+    } else {
+      CDC_RETURN_IF_ERROR(AppendRow(t, r.present, &rows, &before));
+      if (r.kind == 'u')
+        CDC_RETURN_IF_ERROR(AppendRow(t, r.present_after, &rows, &after));
+      if (t.has_key)
+        AppendObject(t.columns, before, true, &line);
+      else
+        line.append("null");
+      line.append(",\"before\":");
+      AppendObject(t.columns, before, false, &line);
+      line.append(",\"after\":");
+      if (r.kind == 'u')
+        AppendObject(t.columns, after, false, &line);
+      else
+        line.append("null");
+    }
+    line.append(tail_);  // it closes the object
+  }
+  txn_events_ = true;
+  return e_.Append(events_);
+}
+
+namespace {
+
+// The next SQL word or identifier of `q` (backquoted names unquoted),
+// after spaces and comments.
+std::string NextToken(std::string_view* q) {
+  for (;;) {
+    while (!q->empty() && std::isspace(static_cast<unsigned char>((*q)[0])))
+      q->remove_prefix(1);
+    if (q->starts_with("/*")) {
+      const size_t end = q->find("*/", 2);
+      q->remove_prefix(end == std::string_view::npos ? q->size() : end + 2);
+    } else if (q->starts_with("-- ") || q->starts_with("#")) {
+      const size_t end = q->find('\n');
+      q->remove_prefix(end == std::string_view::npos ? q->size() : end + 1);
+    } else {
+      break;
+    }
+  }
+  if (q->empty()) return "";
+  std::string tok;
+  if ((*q)[0] == '`') {
+    size_t i = 1;
+    for (; i < q->size(); ++i) {
+      if ((*q)[i] == '`') {
+        if (i + 1 < q->size() && (*q)[i + 1] == '`') {
+          tok.push_back('`');
+          ++i;
+          continue;
+        }
+        break;
+      }
+      tok.push_back((*q)[i]);
+    }
+    q->remove_prefix(std::min(q->size(), i + 1));
+    return tok;
+  }
+  if ((*q)[0] == '.' || (*q)[0] == ';' || (*q)[0] == ',') {
+    tok.push_back((*q)[0]);
+    q->remove_prefix(1);
+    return tok;
+  }
+  size_t i = 0;
+  while (i < q->size() &&
+         (std::isalnum(static_cast<unsigned char>((*q)[i])) || (*q)[i] == '_' ||
+          (*q)[i] == '$' || static_cast<unsigned char>((*q)[i]) >= 0x80))
+    ++i;
+  if (i == 0) i = 1;
+  tok.assign(q->substr(0, i));
+  q->remove_prefix(i);
+  return tok;
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Status MariaDbSource::Truncate(const std::string& db,
+                               const std::string& table) {
+  if (!Selected(db, table)) return Status::OK();
+  Table t;
+  t.db = db;
+  t.name = table;
+  t.names_json = ",\"schema\":";
+  (void)event::AppendJsonString(db, &t.names_json);
+  t.names_json += ",\"table\":";
+  (void)event::AppendJsonString(table, &t.names_json);
+  events_.clear();
+  std::string& line = *events_.Add();
+  AppendHead('t', t, &line);
+  line.append(
+      ",\"key\":null,\"before\":null,\"after\":null,\"options\":{\"cascade\":"
+      "false,\"restart_identity\":true}");
+  line.append(tail_);
+  txn_events_ = true;
+  return e_.Append(events_);
+}
+
+Status MariaDbSource::OnQuery(std::string_view body) {
+  CDC_ASSIGN_OR_RETURN(mariadb::Query q, mariadb::ParseQuery(body, format_));
+  std::string_view text = q.query;
+  const std::string first = Upper(NextToken(&text));
+  if (first == "BEGIN" || first == "XA") return Status::OK();
+  if (first == "COMMIT" || first == "ROLLBACK") {
+    if (!in_txn_) return Status::OK();
+    return EndTxn();
+  }
+  if (!in_txn_ || skip_txn_) {
+    if (in_txn_ && gtid_.standalone) return EndTxn();
+    return Status::OK();
+  }
+  // DDL arrives as text. TRUNCATE becomes an event; the others show in the
+  // next table map, whose new shape is announced with the next row.
+  if (first == "TRUNCATE") {
+    std::string_view rest = text;
+    std::string tok = NextToken(&rest);
+    if (Upper(tok) == "TABLE") tok = NextToken(&rest);
+    std::string db(q.db), table = tok;
+    std::string_view after = rest;
+    if (NextToken(&after) == ".") {
+      db = tok;
+      table = NextToken(&after);
+    }
+    CDC_RETURN_IF_ERROR(Truncate(db, table));
+  }
+  if (gtid_.standalone) return EndTxn();
+  return Status::OK();
+}
+
+}  // namespace
+
+std::unique_ptr<Source> MakeMariaDbSource(Engine* engine) {
+  return std::make_unique<MariaDbSource>(engine);
+}
+
+}  // namespace cdc::capture

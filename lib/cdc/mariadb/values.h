@@ -1,0 +1,62 @@
+// Column values of MariaDB row images, rendered as the log's JSON (the
+// conventions cdc-capture(1) lists for PostgreSQL, and its MariaDB section
+// for the types PostgreSQL does not have).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cdc/base/status.h"
+#include "cdc/mariadb/binlog.h"
+
+namespace cdc::mariadb {
+
+// How the bytes of a text column become UTF-8.
+class Charset {
+ public:
+  enum Kind { kUtf8, kLatin1, kBinary, kAscii, kIconv };
+  // From MariaDB's character set name (utf8mb4, latin1, binary, ...).
+  // Config when neither this code nor iconv knows it.
+  static Result<Charset> ForName(std::string_view name);
+  Kind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  // Appends `bytes` as a JSON string (base64 for binary). BadInput when
+  // they are not valid text of the charset.
+  Status AppendJson(std::string_view bytes, std::string* out) const;
+  // Converts to UTF-8 (binary: the bytes as they are).
+  Status ToUtf8(std::string_view bytes, std::string* out) const;
+
+ private:
+  Kind kind_ = kUtf8;
+  std::string name_;
+  std::string iconv_name_;
+};
+
+// One column of a table map, resolved for rendering.
+struct Column {
+  std::string name;
+  uint8_t type = 0;  // as logged
+  uint8_t real = 0;  // RealType()
+  uint16_t meta = 0;
+  bool is_unsigned = false;
+  bool key = false;
+  const Charset* charset = nullptr;  // text, ENUM and SET columns
+  const std::vector<std::string>* labels = nullptr;  // ENUM and SET
+};
+
+// Decodes the value at the front of *in for `c`, appends its JSON and
+// advances *in past it. BadInput when the bytes end early or do not form
+// a value of the type; Config for a type this release does not read.
+Status AppendValue(const Column& c, std::string_view* in, std::string* out);
+
+// The column's type as the schema event names it ("int unsigned",
+// "decimal(10,2)", "varchar", "datetime(3)", ...).
+std::string TypeName(const Column& c);
+
+// For tests and oracles: DECIMAL's binary form to text ("-12.50").
+Result<std::string> DecodeDecimal(std::string_view bytes, int precision,
+                                  int scale, size_t* used);
+
+}  // namespace cdc::mariadb
