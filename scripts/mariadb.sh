@@ -27,7 +27,12 @@ maria_start() {
   echo "$MARIA_PORT ${MARIA_SERVER_ID:-1} ${MARIA_OPTS:-}" > "$dir/args"
   _maria_dirs+=("$dir")
   _maria_launch "$dir" || return 1
-  mariadb --no-defaults -S "$dir/sock" -uroot <<SQL
+  # A replica-to-be (MARIA_REPLICA=1) keeps this out of its binlog: it
+  # receives the same statements from its primary.
+  local nolog=""
+  [ "${MARIA_REPLICA:-0}" = 1 ] && nolog="SET sql_log_bin = 0;"
+  env -u MYSQL_PWD mariadb --no-defaults -S "$dir/sock" -uroot <<SQL
+$nolog
 CREATE DATABASE IF NOT EXISTS shop;
 CREATE USER IF NOT EXISTS cdc@'%' IDENTIFIED BY '$MARIA_PASSWORD';
 GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT ON *.* TO cdc@'%';
@@ -53,13 +58,27 @@ _maria_launch() {
     --sync-binlog=1 --skip-name-resolve $opts >/dev/null 2>&1 &
   disown $! 2>/dev/null || true
   for i in $(seq 1 300); do
-    mariadb --no-defaults -S "$dir/sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && return 0
+    env -u MYSQL_PWD mariadb --no-defaults -S "$dir/sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   cat "$dir/error.log"
   return 1
 }
 maria_restart() { maria_shutdown "${1:-$MARIA_DIR}" "${2:-}"; _maria_launch "${1:-$MARIA_DIR}"; }
+
+# maria_replicate DIR PRIMARY_PORT: makes the server in DIR (started with
+# MARIA_REPLICA=1) a GTID replica of the primary on 127.0.0.1:PRIMARY_PORT,
+# from the primary's first transaction.
+maria_replicate() {
+  env -u MYSQL_PWD mariadb --no-defaults -S "$1/sock" -uroot <<SQL
+RESET MASTER;
+SET GLOBAL gtid_slave_pos = '';
+CHANGE MASTER TO master_host = '127.0.0.1', master_port = $2,
+  master_user = 'cdc', master_password = '$MARIA_PASSWORD',
+  master_use_gtid = slave_pos;
+START SLAVE;
+SQL
+}
 
 # The client as root over the socket of the last server started (or $1's
 # directory in MARIA_AT).
