@@ -236,9 +236,10 @@ Result<Gtid> ParseGtidText(std::string_view text) {
   bool digit = false;
   for (char c : text) {
     if (c >= '0' && c <= '9') {
-      if (part[i] > (UINT64_MAX - 9) / 10)
+      const uint64_t d = static_cast<uint64_t>(c - '0');
+      if (part[i] > (UINT64_MAX - d) / 10)
         return Status::BadInput("GTID out of range: " + std::string(text));
-      part[i] = part[i] * 10 + static_cast<uint64_t>(c - '0');
+      part[i] = part[i] * 10 + d;
       digit = true;
     } else if (c == '-' && digit && i < 2) {
       ++i;
