@@ -242,3 +242,18 @@ env -u MYSQL_PWD cdc-capture --log "$T/log" -q --exit-when-idle --dsn "$MARIA_DS
   --password-file "$T/pw" || fail "--password-file"
 expect_exit 69 cdc-capture --log "$T/log" -q --exit-when-idle --reconnect-max 1s --dsn "mariadb://cdc@127.0.0.1:1/shop"
 ok "ROW, FULL images, FULL metadata, credentials and privileges are checked (78, 64, 77, 69)"
+
+# A binlog purged under a stopped capture: the server refuses the position
+# and capture says so (11), rather than skip what is gone.
+msql shop -e "INSERT INTO evo VALUES (10, 10); FLUSH BINARY LOGS"
+last=$(msql -e "SHOW BINARY LOGS" | tail -1 | cut -f1)
+# The server keeps a binlog its checkpoint still needs: purge until it goes.
+for _ in $(seq 50); do
+  msql -e "PURGE BINARY LOGS TO '$last'"
+  [ "$(msql -e 'SHOW BINARY LOGS' | wc -l)" = 1 ] && break
+  sleep 0.2
+done
+[ "$(msql -e 'SHOW BINARY LOGS' | wc -l)" = 1 ] || fail "the old binlog was not purged"
+expect_exit 11 mcapture --exit-when-idle
+[ "$(wc -l < "$T/err")" = 1 ] || fail "purged binlog: $(cat "$T/err")"
+ok "a purged binlog under the log's position stops capture with status 11: $(cat "$T/err")"

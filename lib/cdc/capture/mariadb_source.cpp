@@ -107,6 +107,7 @@ class MariaDbSource : public Source {
   void ReaderLoop(Connection* c);
   Status Handle(std::string_view event);
   Status OnGtid(const mariadb::EventHeader& h, std::string_view body);
+  Status CheckStart(std::string_view body);
   Status OnTableMap(std::string_view body);
   Status OnRows(uint8_t type, std::string_view body);
   Status OnQuery(std::string_view body);
@@ -144,6 +145,7 @@ class MariaDbSource : public Source {
   BinlogPos at_;       // where the stream is
   BinlogPos idle_at_;  // --exit-when-idle: the server's end when we came
   bool idle_done_ = false;
+  bool start_checked_ = false;
   std::unordered_map<uint64_t, Table> tables_;
   std::map<std::string, std::string> known_shapes_;  // names_json -> shape
   std::unordered_map<uint32_t, Charset> charsets_;
@@ -334,6 +336,7 @@ Status MariaDbSource::Start(bool* stopped) {
   // are checksummed as the server's setting says.
   format_ = mariadb::Format{};
   format_.checksum = checksum_;
+  start_checked_ = false;
   tables_.clear();
   in_txn_ = skip_txn_ = txn_events_ = false;
   last_seqno_ = w_->position().valid ? w_->position().lsn : 0;
@@ -478,6 +481,14 @@ Status MariaDbSource::Handle(std::string_view ev) {
       at_ = BinlogPos{r.file, r.position};
       return Status::OK();
     }
+    case mariadb::kGtidListEvent:
+      // The first one, artificial, is the state where the server starts
+      // sending: past the log's position, the binlog between was purged.
+      if ((h.flags & mariadb::kLogEventArtificialFlag) && !start_checked_) {
+        start_checked_ = true;
+        return CheckStart(body);
+      }
+      return Status::OK();
     case mariadb::kHeartbeatEvent:
       at_.file.assign(body);
       return Status::OK();
@@ -511,6 +522,23 @@ Status MariaDbSource::Handle(std::string_view ev) {
     default:
       return Status::OK();  // annotations, checkpoints, GTID lists, ...
   }
+}
+
+Status MariaDbSource::CheckStart(std::string_view body) {
+  const log::SourcePosition& p = w_->position();
+  if (!p.valid) return Status::OK();
+  CDC_ASSIGN_OR_RETURN(std::vector<Gtid> list, mariadb::ParseGtidList(body));
+  for (const Gtid& g : list) {
+    if (g.domain != domain_ || g.seqno <= p.lsn) continue;
+    return Status::Gap(
+        "the server's binlog starts after GTID " + g.ToString() +
+        ", but the log holds transactions only up to " +
+        std::to_string(domain_) + "-" + std::to_string(p.xid) + "-" +
+        std::to_string(p.lsn) + ": the binlogs between were purged before "
+        "capture read them (start a new --log, or restore the binlogs and "
+        "restart)");
+  }
+  return Status::OK();
 }
 
 Status MariaDbSource::OnGtid(const mariadb::EventHeader& h,

@@ -260,6 +260,21 @@ Result<Gtid> ParseGtidText(std::string_view text) {
   return g;
 }
 
+Result<std::vector<Gtid>> ParseGtidList(std::string_view body) {
+  if (body.size() < 4) return Short("GTID list");
+  const uint32_t count = GetFixed32(body.data()) & 0x0FFFFFFF;
+  if (body.size() < 4 + static_cast<size_t>(count) * 16)
+    return Short("GTID list");
+  std::vector<Gtid> out(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const char* p = body.data() + 4 + i * 16;
+    out[i].domain = GetFixed32(p);
+    out[i].server_id = GetFixed32(p + 4);
+    out[i].seqno = GetFixed64(p + 8);
+  }
+  return out;
+}
+
 Result<uint64_t> ParseXid(std::string_view body) {
   if (body.size() < 8) return Short("XID");
   return GetFixed64(body.data());

@@ -101,6 +101,9 @@ Result<Gtid> ParseGtidText(std::string_view text);
 
 Result<uint64_t> ParseXid(std::string_view body);
 
+// A GTID_LIST event: the binlog state (last GTID per domain and server).
+Result<std::vector<Gtid>> ParseGtidList(std::string_view body);
+
 struct Query {
   std::string_view db;     // the default database of the statement
   std::string_view query;  // the statement text
