@@ -70,7 +70,8 @@ std::string Render(uint8_t type, uint16_t meta, const std::string& bytes,
 }  // namespace
 
 TEST_CASE("binlog: header, checksum and body", "[mariadb]") {
-  const std::string e = Event(kXidEvent, Bytes({42, 0, 0, 0, 0, 0, 0, 0}), true);
+  const std::string e =
+      Event(kXidEvent, Bytes({42, 0, 0, 0, 0, 0, 0, 0}), true);
   auto h = ParseHeader(e);
   REQUIRE(h.ok());
   CHECK(h->type == kXidEvent);
@@ -141,11 +142,11 @@ TEST_CASE("binlog: a table map with full metadata", "[mariadb]") {
   std::string b = Bytes({5, 0, 0, 0, 0, 0, 1, 0});  // table id 5, flags
   b += Bytes({4}) + "shop" + Bytes({0});
   b += Bytes({1}) + "t" + Bytes({0});
-  b += Bytes({3, 3, 15, 254});         // INT, VARCHAR, STRING
-  b += Bytes({4, 80, 0, 247, 1});      // meta: varchar 80, enum size 1
-  b += Bytes({6});                     // nullable: name, e
-  b += Bytes({1, 1, 0x80});            // SIGNEDNESS: first numeric unsigned
-  b += Bytes({2, 1, 45});              // DEFAULT_CHARSET utf8mb4
+  b += Bytes({3, 3, 15, 254});     // INT, VARCHAR, STRING
+  b += Bytes({4, 80, 0, 247, 1});  // meta: varchar 80, enum size 1
+  b += Bytes({6});                 // nullable: name, e
+  b += Bytes({1, 1, 0x80});        // SIGNEDNESS: first numeric unsigned
+  b += Bytes({2, 1, 45});          // DEFAULT_CHARSET utf8mb4
   b += Bytes({4, 10, 2}) + "id" + Bytes({4}) + "name" + Bytes({1}) + "e";
   b += Bytes({6, 5, 2, 1}) + "a" + Bytes({1}) + "b";  // ENUM_STR_VALUE
   b += Bytes({8, 1, 0});                              // SIMPLE_PRIMARY_KEY
@@ -212,34 +213,36 @@ TEST_CASE("values: DECIMAL exactly", "[mariadb]") {
   CHECK_FALSE(DecodeDecimal(Bytes({0x80, 0}), 10, 2, &used).ok());
   CHECK_FALSE(DecodeDecimal("", 66, 0, &used).ok());
   // A group above 999999999 is not a decimal.
-  CHECK_FALSE(
-      DecodeDecimal(Bytes({0xFF, 0xFF, 0xFF, 0xFF}), 9, 0, &used).ok());
+  CHECK_FALSE(DecodeDecimal(Bytes({0xFF, 0xFF, 0xFF, 0xFF}), 9, 0, &used).ok());
 }
 
 TEST_CASE("values: temporal types", "[mariadb]") {
   // DATE 2024-02-29: 2024 << 9 | 2 << 5 | 29.
   const uint32_t d = 2024u << 9 | 2u << 5 | 29u;
-  CHECK(Render(10, 0, Bytes({int(d & 0xFF), int(d >> 8 & 0xFF),
-                             int(d >> 16)})) == "\"2024-02-29\"");
+  CHECK(
+      Render(10, 0, Bytes({int(d & 0xFF), int(d >> 8 & 0xFF), int(d >> 16)})) ==
+      "\"2024-02-29\"");
   CHECK(Render(10, 0, Bytes({0, 0, 0})) == "\"0000-00-00\"");
   // TIME2(0) -838:59:59 and 838:59:59.
   const int64_t hms = (838 << 12) | (59 << 6) | 59;
   const uint32_t pos = 0x800000 + hms, neg = 0x800000 - hms;
-  CHECK(Render(19, 0, Bytes({int(pos >> 16), int(pos >> 8 & 0xFF),
-                             int(pos & 0xFF)})) == "\"838:59:59\"");
-  CHECK(Render(19, 0, Bytes({int(neg >> 16), int(neg >> 8 & 0xFF),
-                             int(neg & 0xFF)})) == "\"-838:59:59\"");
+  CHECK(Render(19, 0,
+               Bytes({int(pos >> 16), int(pos >> 8 & 0xFF),
+                      int(pos & 0xFF)})) == "\"838:59:59\"");
+  CHECK(Render(19, 0,
+               Bytes({int(neg >> 16), int(neg >> 8 & 0xFF),
+                      int(neg & 0xFF)})) == "\"-838:59:59\"");
   // TIME2(3) -00:00:01.5: integer part -2 (floored) and 0x10000 - 5000
   // ten-thousandths, as MySQL stores negative fractions.
   const uint32_t ip = 0x800000 - 2;
   const int frac = 0x10000 - 5000;
-  CHECK(Render(19, 3, Bytes({int(ip >> 16), int(ip >> 8 & 0xFF),
-                             int(ip & 0xFF), frac >> 8, frac & 0xFF})) ==
-        "\"-00:00:01.5\"");
+  CHECK(Render(19, 3,
+               Bytes({int(ip >> 16), int(ip >> 8 & 0xFF), int(ip & 0xFF),
+                      frac >> 8, frac & 0xFF})) == "\"-00:00:01.5\"");
   // DATETIME2(6) 9999-12-31 23:59:59.999999.
   const uint64_t ym = 9999 * 13 + 12;
-  const uint64_t v = 0x8000000000ull |
-                     (((ym << 5 | 31) << 17) | (23 << 12 | 59 << 6 | 59));
+  const uint64_t v =
+      0x8000000000ull | (((ym << 5 | 31) << 17) | (23 << 12 | 59 << 6 | 59));
   std::string b;
   for (int i = 4; i >= 0; --i) b.push_back(static_cast<char>(v >> (8 * i)));
   b += Bytes({0x0F, 0x42, 0x3F});  // 999999

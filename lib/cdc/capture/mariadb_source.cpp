@@ -534,7 +534,8 @@ Status MariaDbSource::CheckStart(std::string_view body) {
         "the server's binlog starts after GTID " + g.ToString() +
         ", but the log holds transactions only up to " +
         std::to_string(domain_) + "-" + std::to_string(p.xid) + "-" +
-        std::to_string(p.lsn) + ": the binlogs between were purged before "
+        std::to_string(p.lsn) +
+        ": the binlogs between were purged before "
         "capture read them (start a new --log, or restore the binlogs and "
         "restart)");
   }
