@@ -16,6 +16,8 @@ int64_t MonoMicros();
 
 // "2026-11-29T07:41:02.123456Z".
 std::string FormatTimestamp(int64_t unix_micros);
+// The proleptic Gregorian date of a day count since 1970-01-01.
+void CivilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d);
 // The decimal number of exactly `n` digits at s[pos]; false if any is not
 // a digit or the text ends first.
 bool ParseDigits(std::string_view s, size_t pos, size_t n, int* out);

@@ -9,17 +9,11 @@
 #include <cstring>
 
 #include "cdc/base/coding.h"
+#include "cdc/event/json_text.h"
 
 namespace cdc::mariadb {
 
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 Result<std::string> Unescape(std::string_view s) {
   std::string out;
@@ -28,12 +22,12 @@ Result<std::string> Unescape(std::string_view s) {
       out.push_back(s[i]);
       continue;
     }
-    if (i + 2 >= s.size() + 0 || HexDigit(s[i + 1]) < 0 ||
-        HexDigit(s[i + 2]) < 0)
+    if (i + 2 >= s.size() || event::HexValue(s[i + 1]) < 0 ||
+        event::HexValue(s[i + 2]) < 0)
       return Status::Usage("--dsn: a bad %-escape in \"" + std::string(s) +
                            "\"");
-    out.push_back(
-        static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2])));
+    out.push_back(static_cast<char>(event::HexValue(s[i + 1]) * 16 +
+                                    event::HexValue(s[i + 2])));
     i += 2;
   }
   return out;

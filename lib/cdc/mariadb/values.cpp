@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cdc/base/coding.h"
+#include "cdc/base/time.h"
 #include "cdc/event/json_text.h"
 
 namespace cdc::mariadb {
@@ -166,19 +167,6 @@ void AppendFloat(F v, std::string* out) {
   } else {
     AppendNumber(v, out);
   }
-}
-
-// Civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
 }
 
 void AppendUtcSeconds(uint64_t secs, uint64_t micros, std::string* out) {

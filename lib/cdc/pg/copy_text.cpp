@@ -2,16 +2,11 @@
 
 #include <cstring>
 
+#include "cdc/event/json_text.h"
+
 namespace cdc::pg {
 
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Appends the unescaped text of one field (no tab or newline inside).
 // Follows CopyReadAttributesText: \b \f \n \r \t \v, \ooo octal (1-3
@@ -49,13 +44,14 @@ Status Unescape(std::string_view f, std::string* out) {
         out->push_back('\v');
         break;
       case 'x': {
-        int v = i < f.size() ? HexDigit(f[i]) : -1;
+        int v = i < f.size() ? event::HexValue(f[i]) : -1;
         if (v < 0) {
           out->push_back('x');
           break;
         }
         ++i;
-        if (i < f.size() && HexDigit(f[i]) >= 0) v = v * 16 + HexDigit(f[i++]);
+        if (i < f.size() && event::HexValue(f[i]) >= 0)
+          v = v * 16 + event::HexValue(f[i++]);
         out->push_back(static_cast<char>(v));
         break;
       }
