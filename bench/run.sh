@@ -42,6 +42,8 @@ if [ "$QUICK" = 1 ]; then
     --events 100000 --runs 1 --json "$R/tail.json"
   step capture; bench/capture/run.sh --bin "$BIN" --events 100000 --single 20000 --runs 1 \
     --latency-seconds 5 --latency-runs 1 --json "$R/capture.json"
+  step capture-mariadb; bench/capture/mariadb.sh --bin "$BIN" --events 100000 --single 20000 \
+    --runs 1 --json "$R/capture_mariadb.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 50000 --runs 1 --json "$R/redis.json"
   step pg; bench/pg/run.sh --bin "$BIN" --events 50000 --runs 1 --json "$R/pg.json"
   step nats; bench/nats/run.sh --bin "$BIN" --events 20000 --runs 1 --json "$R/nats.json"
@@ -62,6 +64,8 @@ else
     --events 1000000 --runs 7 --json "$R/tail.json"
   step capture; bench/capture/run.sh --bin "$BIN" --events 500000 --single 100000 --runs 3 \
     --latency-seconds 30 --latency-runs 1 --json "$R/capture.json"
+  step capture-mariadb; bench/capture/mariadb.sh --bin "$BIN" --events 500000 --single 100000 \
+    --runs 3 --json "$R/capture_mariadb.json"
   step redis; bench/redis/run.sh --bin "$BIN" --events 300000 --runs 3 --json "$R/redis.json"
   step pg; bench/pg/run.sh --bin "$BIN" --events 1000000 --runs 3 --json "$R/pg.json"
   step nats; bench/nats/run.sh --bin "$BIN" --events 100000 --runs 5 --json "$R/nats.json"

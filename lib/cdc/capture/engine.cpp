@@ -201,6 +201,8 @@ Status Engine::Stream(Source& src) {
       hot_ = false;  // the gap outlasted the spin: sleep until data comes
     }
     CDC_RETURN_IF_ERROR(Timers(src, now, /*pausing=*/true));
+    // The timers may have found the source idle (--exit-when-idle).
+    if (src.IdleDone()) continue;
     // Wake for data, at the end of the group commit window, or soon while
     // a sync is in flight (to acknowledge it).
     int64_t wait_us = 200000;

@@ -137,6 +137,11 @@ class MariaDbSource : public Source {
   std::condition_variable ready_cv_, room_cv_;
   std::deque<Item> queue_;
   size_t queued_bytes_ = 0;
+  // Each side wakes the other only when it sleeps: a hot stream passes
+  // events without a system call per event.
+  bool consumer_waits_ = false;
+  bool reader_waits_ = false;
+  std::deque<Item> batch_;  // taken from queue_ at once, engine side
   bool stop_reader_ = false;
   Item current_;
 
@@ -365,6 +370,7 @@ void MariaDbSource::StopReader() {
   if (dump_) dump_->Shutdown();
   reader_.join();
   queue_.clear();
+  batch_.clear();
   queued_bytes_ = 0;
 }
 
@@ -377,28 +383,36 @@ void MariaDbSource::ReaderLoop(Connection* c) {
     else
       item.status = ev.status();
     std::unique_lock<std::mutex> l(mu_);
+    reader_waits_ = true;
     room_cv_.wait(l, [&] {
       return stop_reader_ || queue_.empty() || queued_bytes_ < kQueueBytes;
     });
+    reader_waits_ = false;
     if (stop_reader_) return;
     const bool end = !item.status.ok();
     queued_bytes_ += item.event.size();
     queue_.push_back(std::move(item));
+    const bool wake = consumer_waits_;
     l.unlock();
-    ready_cv_.notify_one();
+    if (wake) ready_cv_.notify_one();
     if (end) return;
   }
 }
 
 Result<bool> MariaDbSource::Next() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (queue_.empty()) return false;
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    queued_bytes_ -= current_.event.size();
+  if (batch_.empty()) {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (queue_.empty()) return false;
+      batch_.swap(queue_);
+      queued_bytes_ = 0;
+      wake = reader_waits_;
+    }
+    if (wake) room_cv_.notify_one();
   }
-  room_cv_.notify_one();
+  current_ = std::move(batch_.front());
+  batch_.pop_front();
   if (!current_.status.ok()) return current_.status;
   CDC_RETURN_IF_ERROR(Handle(current_.event));
   return true;
@@ -411,8 +425,12 @@ Result<bool> MariaDbSource::Wait(int64_t wait_us, bool paused) {
     std::this_thread::sleep_for(std::chrono::microseconds(wait_us));
     return false;
   }
-  return ready_cv_.wait_for(l, std::chrono::microseconds(wait_us),
-                            [&] { return !queue_.empty(); });
+  if (!batch_.empty()) return true;
+  consumer_waits_ = true;
+  const bool got = ready_cv_.wait_for(l, std::chrono::microseconds(wait_us),
+                                      [&] { return !queue_.empty(); });
+  consumer_waits_ = false;
+  return got;
 }
 
 Status MariaDbSource::RecordPosition() {

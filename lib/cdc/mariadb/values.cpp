@@ -293,6 +293,16 @@ Status Charset::AppendJson(std::string_view b, std::string* out) const {
                               " column");
     return Status::OK();
   }
+  // ASCII text is the same in every single-byte set capture converts
+  // here: no conversion.
+  if (kind_ != kIconv) {
+    bool ascii = true;
+    for (char ch : b) ascii &= static_cast<uint8_t>(ch) < 0x80;
+    if (ascii) {
+      (void)AppendJsonString(b, out);
+      return Status::OK();
+    }
+  }
   std::string utf8;
   CDC_RETURN_IF_ERROR(ToUtf8(b, &utf8));
   if (!AppendJsonString(utf8, out))
