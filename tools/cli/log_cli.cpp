@@ -66,8 +66,7 @@ Status Info(const std::string& dir, bool json) {
     std::string v = it->is_string() ? it->get<std::string>()
                     : it->is_null() ? "-"
                                     : it->dump();
-    if (it.key() == "source" && id.source)
-      v = id.source->Describe();
+    if (it.key() == "source" && id.source) v = id.source->Describe();
     // log.json is input like any other: nothing in it reaches the terminal
     // raw.
     printf("%-15s %s\n", (it.key() + ":").c_str(),

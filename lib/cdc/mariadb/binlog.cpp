@@ -112,7 +112,6 @@ bool GetBitmap(std::string_view* in, uint64_t n, std::vector<bool>* out) {
   return true;
 }
 
-
 }  // namespace
 
 uint32_t Crc32(std::string_view data) {
