@@ -136,6 +136,7 @@ void Engine::Housekeeping(int64_t now, const Source* src) {
 }
 
 Status Engine::Timers(Source& src, int64_t now, bool pausing) {
+  src.Tick(now, pausing);
   // One fsync at a time: while one waits on the disk the next group grows,
   // and the other writer thread stays free to write (so followers never
   // wait for the disk).

@@ -50,8 +50,13 @@ class Source {
   // Blocks until a message may be waiting or `wait_us` has passed; with
   // `paused`, only sleeps. Returns true when data is waiting.
   virtual Result<bool> Wait(int64_t wait_us, bool paused) = 0;
-  // The source's own timers (acknowledgements, position frames, snapshot
-  // chunks), called with the engine's. `pausing`: the stream is dry.
+  // The source's own timers, around the engine's group commit: Tick
+  // before it (snapshot chunks), Timers after it (acknowledgements,
+  // position frames). `pausing`: the stream is dry.
+  virtual void Tick(int64_t now, bool pausing) {
+    (void)now;
+    (void)pausing;
+  }
   virtual Status Timers(int64_t now, bool pausing) = 0;
   // Something is due within a few milliseconds (an acknowledgement the
   // server waits for): the engine wakes up soon to call Timers.

@@ -56,6 +56,7 @@ class PgSource : public Source {
   Status Start(bool* stopped) override;
   Result<bool> Next() override;
   Result<bool> Wait(int64_t wait_us, bool paused) override;
+  void Tick(int64_t now, bool pausing) override;
   Status Timers(int64_t now, bool pausing) override;
   bool SoonDue() const override {
     return FlushPosition() != w_->position().FlushLsn() ||
@@ -276,11 +277,15 @@ Status PgSource::SendStatus(pg::Connection& conn, bool reply) {
   return Status::OK();
 }
 
-Status PgSource::Timers(int64_t now, bool pausing) {
-  m_.received_lsn = received_;
+void PgSource::Tick(int64_t now, bool pausing) {
   inc_->Tick(now, pausing);
   // --exit-when-idle waits for incremental snapshots to finish.
   if (idle_done_ && inc_->busy()) idle_done_ = false;
+}
+
+Status PgSource::Timers(int64_t now, bool pausing) {
+  (void)pausing;
+  m_.received_lsn = received_;
   if (deferred_wal_end_ != 0 && !in_txn_ && !w_->in_txn() &&
       now - last_position_frame_ >= kPositionFrameEveryUs) {
     // A transaction received since the keepalive has a commit LSN at or
