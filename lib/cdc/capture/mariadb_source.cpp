@@ -187,14 +187,9 @@ Status MariaDbSource::Load() {
   CDC_ASSIGN_OR_RETURN(std::vector<log::SchemaEntry> schemas,
                        log::ReadSchemas(o_.log));
   for (const log::SchemaEntry& s : schemas) {
-    const std::string_view stored = s.stored;
-    const size_t names = stored.find(",\"schema\":");
-    const size_t shape = stored.find(",\"key\":null,");
-    if (names == std::string_view::npos || shape == std::string_view::npos ||
-        shape < names)
-      continue;
-    known_shapes_[std::string(stored.substr(names, shape - names))] =
-        std::string(stored.substr(shape));
+    std::string_view names, shape;
+    if (log::SplitSchemaEvent(s.stored, &names, &shape))
+      known_shapes_[std::string(names)] = std::string(shape);
   }
   return Status::OK();
 }

@@ -108,4 +108,18 @@ Result<std::vector<SchemaEntry>> ReadSchemas(const std::string& dir,
   return out;
 }
 
+bool SplitSchemaEvent(std::string_view stored, std::string_view* names,
+                      std::string_view* shape) {
+  // {"lsn":..,"xid":..,"ts":..,"op":"s","schema":..,"table":..,"key":null
+  // ...}: the part from ,"key" on is the shape; ,"schema":..,"table":..
+  // before it the name.
+  const size_t n = stored.find(",\"schema\":");
+  const size_t k = stored.find(",\"key\":null,");
+  if (n == std::string_view::npos || k == std::string_view::npos || k < n)
+    return false;
+  *names = stored.substr(n, k - n);
+  *shape = stored.substr(k);
+  return true;
+}
+
 }  // namespace cdc::log

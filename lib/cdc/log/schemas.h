@@ -63,4 +63,10 @@ bool IsSchemaEvent(std::string_view stored);
 Result<std::vector<SchemaEntry>> ReadSchemas(const std::string& dir,
                                              uint64_t* valid_bytes = nullptr);
 
+// A stored schema event's name part (,"schema":..,"table":.. as written)
+// and shape (from ,"key":null, on): what a source compares to decide
+// whether a relation needs a new schema event. False when it has neither.
+bool SplitSchemaEvent(std::string_view stored, std::string_view* names,
+                      std::string_view* shape);
+
 }  // namespace cdc::log

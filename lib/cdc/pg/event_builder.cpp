@@ -6,6 +6,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/event/json_text.h"
+#include "cdc/log/schemas.h"
 
 namespace cdc::pg {
 
@@ -386,16 +387,9 @@ void EventBuilder::AppendShape(const CachedRelation& cr, std::string* out) {
 }
 
 void EventBuilder::KnowSchemaEvent(std::string_view stored) {
-  // {"lsn":..,"xid":..,"ts":..,"op":"s","schema":..,"table":..,"key":null
-  // ...}: the part from ,"key" on is the shape; ,"schema":..,"table":..
-  // before it the name, as AppendHead wrote them.
-  const size_t names = stored.find(",\"schema\":");
-  const size_t shape = stored.find(",\"key\":null,");
-  if (names == std::string_view::npos || shape == std::string_view::npos ||
-      shape < names)
-    return;
-  known_shapes_[std::string(stored.substr(names, shape - names))] =
-      std::string(stored.substr(shape));
+  std::string_view names, shape;
+  if (log::SplitSchemaEvent(stored, &names, &shape))
+    known_shapes_[std::string(names)] = std::string(shape);
 }
 
 Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
