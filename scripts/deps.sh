@@ -20,7 +20,7 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libpq-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libzstd-dev
   libssl-dev libhiredis-dev catch2 libxxhash-dev
-  libnats-dev libjemalloc-dev libmariadb-dev zlib1g-dev
+  libnats-dev libjemalloc-dev libmariadb-dev libdeflate-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
   mariadb-server mariadb-client
   python3 procps time openssl man-db systemd adduser curl

@@ -367,12 +367,16 @@ int RunCli(int argc, char** argv) {
   auto* wait = app.add_subcommand(
       "wait",
       "Wait until the log holds every transaction committed before an LSN "
-      "(read-your-writes); exit 75 on timeout");
-  std::string wait_lsn, wait_timeout;
+      "or up to a GTID (read-your-writes); exit 75 on timeout");
+  std::string wait_lsn, wait_gtid, wait_timeout;
   wait->add_option("--lsn", wait_lsn,
-                   "X/Y, e.g. from SELECT pg_current_wal_lsn() after a commit")
-      ->type_name("LSN")
-      ->required();
+                   "PostgreSQL: X/Y, e.g. from SELECT pg_current_wal_lsn() "
+                   "after a commit")
+      ->type_name("LSN");
+  wait->add_option("--gtid", wait_gtid,
+                   "MariaDB: D-S-N, e.g. from SELECT @@last_gtid after a "
+                   "commit (or a list, as @@gtid_binlog_pos)")
+      ->type_name("GTID");
   wait->add_option("--timeout", wait_timeout,
                    "Give up after DURATION (e.g. 5s) with exit 75; default "
                    "no limit")
@@ -440,7 +444,7 @@ int RunCli(int argc, char** argv) {
   } else if (snapshots->parsed()) {
     s = ListSnapshots(dir, json);
   } else if (wait->parsed()) {
-    s = RunWait(dir, wait_lsn, wait_timeout);
+    s = RunWait(dir, wait_lsn, wait_gtid, wait_timeout);
   } else if (import->parsed()) {
     io.log = dir;
     auto size = tools::ParseSize(seg_size);

@@ -86,6 +86,11 @@ class MariaDbSource : public Source {
   }
   void End() override {
     StopReader();
+    // The server notices a closed dump connection only when a heartbeat
+    // fails to send; until then its dump thread lingers, and a new one
+    // with our server id waits for it. Ending it now is free.
+    if (query_ && dump_)
+      (void)query_->Exec("KILL " + std::to_string(dump_->thread_id()));
     query_.reset();
     dump_.reset();
   }
@@ -119,6 +124,7 @@ class MariaDbSource : public Source {
   Result<const Charset*> CharsetOf(uint32_t collation);
   bool Selected(const std::string& db, const std::string& table) const;
   Status RecordPosition();
+  void PollLag(int64_t now);
 
   Engine& e_;
   const Options& o_;
@@ -135,13 +141,18 @@ class MariaDbSource : public Source {
   std::thread reader_;
   std::mutex mu_;
   std::condition_variable ready_cv_, room_cv_;
-  std::deque<Item> queue_;
+  std::vector<Item> queue_;
   size_t queued_bytes_ = 0;
   // Each side wakes the other only when it sleeps: a hot stream passes
   // events without a system call per event.
   bool consumer_waits_ = false;
   bool reader_waits_ = false;
-  std::deque<Item> batch_;  // taken from queue_ at once, engine side
+  // Taken from queue_ at once, engine side, and read from batch_at_ on.
+  std::vector<Item> batch_;
+  size_t batch_at_ = 0;
+  // Event buffers handled (spent_, engine side) go back to the reader
+  // (spare_, under mu_) with their capacity: no allocation per event.
+  std::vector<std::string> spent_, spare_;
   bool stop_reader_ = false;
   Item current_;
 
@@ -169,6 +180,12 @@ class MariaDbSource : public Source {
   Gtid pending_;
   int64_t last_position_frame_ = 0;
   uint64_t last_seqno_ = 0;  // of the last transaction seen
+  // Lag in binlog bytes, for the metrics file: where each transaction not
+  // yet durable ends, the end of the last durable one, and when the
+  // server's binlog end was last asked.
+  std::deque<std::pair<uint64_t, BinlogPos>> unsynced_;
+  BinlogPos durable_at_;
+  int64_t last_lag_poll_ = 0;
 };
 
 Status MariaDbSource::Load() {
@@ -366,12 +383,18 @@ void MariaDbSource::StopReader() {
   reader_.join();
   queue_.clear();
   batch_.clear();
+  batch_at_ = 0;
   queued_bytes_ = 0;
 }
 
 void MariaDbSource::ReaderLoop(Connection* c) {
+  std::vector<std::string> mine;  // spare buffers taken from spare_
   for (;;) {
     Item item;
+    if (!mine.empty()) {
+      item.event = std::move(mine.back());
+      mine.pop_back();
+    }
     auto ev = c->ReadEvent();
     if (ev.ok())
       item.event.assign(*ev);
@@ -387,6 +410,7 @@ void MariaDbSource::ReaderLoop(Connection* c) {
     const bool end = !item.status.ok();
     queued_bytes_ += item.event.size();
     queue_.push_back(std::move(item));
+    if (mine.empty()) mine.swap(spare_);
     const bool wake = consumer_waits_;
     l.unlock();
     if (wake) ready_cv_.notify_one();
@@ -395,7 +419,14 @@ void MariaDbSource::ReaderLoop(Connection* c) {
 }
 
 Result<bool> MariaDbSource::Next() {
-  if (batch_.empty()) {
+  // A small buffer is kept for the reader to fill again.
+  constexpr size_t kSpareCapacity = 4096, kMaxSpares = 16384;
+  if (current_.event.capacity() <= kSpareCapacity &&
+      current_.event.capacity() > 0 && spent_.size() < kMaxSpares)
+    spent_.push_back(std::move(current_.event));
+  if (batch_at_ == batch_.size()) {
+    batch_.clear();
+    batch_at_ = 0;
     bool wake;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -403,11 +434,11 @@ Result<bool> MariaDbSource::Next() {
       batch_.swap(queue_);
       queued_bytes_ = 0;
       wake = reader_waits_;
+      if (spare_.empty()) spare_.swap(spent_);
     }
     if (wake) room_cv_.notify_one();
   }
-  current_ = std::move(batch_.front());
-  batch_.pop_front();
+  current_ = std::move(batch_[batch_at_++]);
   if (!current_.status.ok()) return current_.status;
   CDC_RETURN_IF_ERROR(Handle(current_.event));
   return true;
@@ -420,7 +451,7 @@ Result<bool> MariaDbSource::Wait(int64_t wait_us, bool paused) {
     std::this_thread::sleep_for(std::chrono::microseconds(wait_us));
     return false;
   }
-  if (!batch_.empty()) return true;
+  if (batch_at_ < batch_.size()) return true;
   consumer_waits_ = true;
   const bool got = ready_cv_.wait_for(l, std::chrono::microseconds(wait_us),
                                       [&] { return !queue_.empty(); });
@@ -448,7 +479,37 @@ Status MariaDbSource::Timers(int64_t now, bool pausing) {
   if (o_.exit_when_idle && !in_txn_ && pending_.seqno == 0 &&
       !idle_at_.file.empty() && at_.AtOrAfter(idle_at_))
     idle_done_ = true;
+  if (!o_.metrics_file.empty() && now - last_lag_poll_ >= 1000000) PollLag(now);
   return Status::OK();
+}
+
+void MariaDbSource::PollLag(int64_t now) {
+  last_lag_poll_ = now;
+  const Lsn durable = w_->durable_lsn();
+  while (!unsynced_.empty() && unsynced_.front().first <= durable) {
+    durable_at_ = std::move(unsynced_.front().second);
+    unsynced_.pop_front();
+  }
+  // Everything received is durable: the stream's own position counts
+  // (events after the last commit, such as a rotation's, are no lag).
+  if (unsynced_.empty() && !in_txn_ && pending_.seqno == 0 && !w_->in_txn())
+    durable_at_ = at_;
+  if (durable_at_.file.empty() || !query_) return;
+  // SHOW BINARY LOGS: every file and its size; the last one's is its end.
+  auto logs = query_->Query("SHOW BINARY LOGS");
+  if (!logs.ok()) return;  // the stream's own errors say what is wrong
+  const uint64_t from = BinlogPos::Number(durable_at_.file);
+  int64_t lag = 0;
+  for (const mariadb::Row& r : *logs) {
+    if (r.size() < 2 || !r[0] || !r[1]) continue;
+    const uint64_t n = BinlogPos::Number(*r[0]);
+    const int64_t size = std::strtoll(r[1]->c_str(), nullptr, 10);
+    if (n > from)
+      lag += size;
+    else if (n == from)
+      lag += std::max<int64_t>(0, size - static_cast<int64_t>(durable_at_.pos));
+  }
+  m_.lag_bytes = lag;
 }
 
 Result<const Charset*> MariaDbSource::CharsetOf(uint32_t collation) {
@@ -594,6 +655,7 @@ Status MariaDbSource::OnGtid(const mariadb::EventHeader& h,
 Status MariaDbSource::EndTxn() {
   in_txn_ = false;
   last_seqno_ = std::max(last_seqno_, gtid_.seqno);
+  if (!o_.metrics_file.empty()) unsynced_.emplace_back(gtid_.seqno, at_);
   if (skip_txn_) {
     ++m_.skipped_transactions;
     return Status::OK();
@@ -632,6 +694,12 @@ Status MariaDbSource::OnTableMap(std::string_view body) {
   for (size_t i = 0; i < tm.types.size(); ++i) {
     Column& c = t.columns[i];
     c.name = tm.names[i];
+    c.json_name.clear();
+    if (!event::AppendJsonString(c.name, &c.json_name))
+      return Status::BadInput("the name of column " + std::to_string(i + 1) +
+                              " of " + tm.db + "." + tm.table +
+                              " is not valid UTF-8");
+    c.json_name.push_back(':');
     c.type = tm.types[i];
     c.meta = tm.meta[i];
     c.real = mariadb::RealType(c.type, c.meta);
@@ -728,8 +796,7 @@ void AppendObject(const std::vector<Column>& cols,
     if (values[i].empty()) continue;  // not in the image
     if (!first) out->push_back(',');
     first = false;
-    (void)event::AppendJsonString(cols[i].name, out);
-    out->push_back(':');
+    out->append(cols[i].json_name);
     out->append(values[i]);
   }
   out->push_back('}');

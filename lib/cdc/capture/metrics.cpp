@@ -32,8 +32,10 @@ std::string RenderMetrics(const Metrics& m, const log::SyncStats& sync,
            "Last source position received.",
            static_cast<double>(m.received_lsn));
   e.Metric("cdc_capture_lag_bytes", "gauge",
-           "Bytes of WAL the durable position is behind the server's WAL end.",
-           m.server_wal_end > m.durable_flush_lsn
+           "Bytes of WAL (binlog) the durable position is behind the server's "
+           "end.",
+           m.lag_bytes >= 0 ? static_cast<double>(m.lag_bytes)
+           : m.server_wal_end > m.durable_flush_lsn
                ? static_cast<double>(m.server_wal_end - m.durable_flush_lsn)
                : 0.0);
   e.Metric("cdc_capture_last_commit_timestamp_seconds", "gauge",

@@ -23,6 +23,10 @@ struct Metrics {
   // the server's WAL end itself once caught up).
   Lsn durable_flush_lsn = 0;
   Lsn server_wal_end = 0;
+  // Set by a source that counts lag in its own bytes (MariaDB: binlog
+  // bytes from the durable transaction's end to the server's binlog end);
+  // -1: server_wal_end - durable_flush_lsn.
+  int64_t lag_bytes = -1;
   int64_t last_commit_time_us = 0;  // of the last transaction written
   bool paused = false;              // free-disk floor reached
   // The initial snapshot (all zero when none was taken by this run).

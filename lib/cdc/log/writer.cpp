@@ -199,17 +199,30 @@ Status LogWriter::EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid) {
   f.first_time = time;
   f.first_of_txn = txn_frames_ == 0;
   f.raw = std::move(frame_raw_);
-  frame_raw_.clear();
   // The next frame is likely the size of this one: one allocation, not a
   // string of doublings that copy it.
-  frame_raw_.reserve(std::min(f.raw.size() + f.raw.size() / 4 + 64,
-                              opts_.frame_bytes + (64u << 10)));
+  frame_raw_ = TakeBuffer(std::min(f.raw.size() + f.raw.size() / 4 + 64,
+                                   opts_.frame_bytes + (64u << 10)));
   frame_events_ = 0;
   ++txn_frames_;
   batch_.raw_bytes += f.raw.size();
   batch_.frames.push_back(std::move(f));
   if (batch_.raw_bytes >= opts_.batch_bytes) return PushBatch();
   return Status::OK();
+}
+
+std::string LogWriter::TakeBuffer(size_t bytes) {
+  std::string b;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!spare_raw_.empty()) {
+      b = std::move(spare_raw_.back());
+      spare_raw_.pop_back();
+    }
+  }
+  b.clear();
+  b.reserve(bytes);
+  return b;
 }
 
 Status LogWriter::FlushGroup() {
@@ -229,11 +242,11 @@ Status LogWriter::FlushGroup() {
   if (group_.size() > 1) EncodeTxnTable(group_, &f.table);
   if (group_bytes_ == frame_raw_.size()) {
     f.raw = std::move(frame_raw_);
-    frame_raw_.clear();
-    frame_raw_.reserve(std::min(f.raw.size() + f.raw.size() / 4 + 64,
-                                opts_.frame_bytes + (64u << 10)));
+    frame_raw_ = TakeBuffer(std::min(f.raw.size() + f.raw.size() / 4 + 64,
+                                     opts_.frame_bytes + (64u << 10)));
   } else {
-    f.raw.assign(frame_raw_, 0, group_bytes_);
+    f.raw = TakeBuffer(group_bytes_);
+    f.raw.append(frame_raw_, 0, group_bytes_);
     frame_raw_.erase(0, group_bytes_);
   }
   frame_events_ -= group_events_;

@@ -181,6 +181,8 @@ class LogWriter {
   // Bookkeeping of an event about to join the frame being gathered.
   Status StartEvent();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
+  // An empty buffer with room for `bytes`: a spare one when there is.
+  std::string TakeBuffer(size_t bytes);
   // Hands the whole transactions gathered in frame_raw_ to the batch as
   // one grouped frame; what follows them (the open transaction's events)
   // stays.
@@ -258,6 +260,9 @@ class LogWriter {
   std::condition_variable cv_work_;   // worker: a job arrived
   std::condition_variable cv_space_;  // caller: queue has room / idle
   std::deque<Job> queue_;
+  // Frame buffers the workers are done with, for the caller to fill again
+  // (their pages already mapped: no fault per page of every frame).
+  std::vector<std::string> spare_raw_;
   size_t queued_bytes_ = 0;
   size_t in_flight_ = 0;  // jobs taken by workers, not yet applied
   uint64_t next_ticket_ = 0;

@@ -35,6 +35,7 @@ void LogWriter::WaitIdle() {
 
 void LogWriter::Work() {
   Codec codec(opts_.zstd_level);
+  std::string encoded;  // the last job's output buffer, used again
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     cv_work_.wait(lk, [&] { return stop_ || !queue_.empty(); });
@@ -49,6 +50,8 @@ void LogWriter::Work() {
       size_t bound = 0;
       for (const Frame& f : job.frames)
         bound += Codec::EncodedBound(f.raw.size(), f.table.size());
+      job.encoded = std::move(encoded);
+      job.encoded.clear();
       job.encoded.reserve(bound);
       for (Frame& f : job.frames) {
         f.encoded_at = job.encoded.size();
@@ -78,6 +81,14 @@ void LogWriter::Work() {
     lk.lock();
     ++turn_;
     cv_turn_.notify_all();
+    // Buffers of a usual size go round again; a huge one is let go.
+    constexpr size_t kKeepBytes = 1u << 20;
+    constexpr size_t kSpares = 8;
+    if (job.encoded.capacity() <= kKeepBytes) encoded = std::move(job.encoded);
+    for (Frame& f : job.frames)
+      if (spare_raw_.size() < kSpares && f.raw.capacity() <= kKeepBytes &&
+          f.raw.capacity() >= 4096)
+        spare_raw_.push_back(std::move(f.raw));
     --in_flight_;
     if (!s.ok()) syncer_.Fail(s);
     if (job.kind != JobKind::kSync) {

@@ -151,7 +151,7 @@ Result<RowsEvent> ParseRows(uint8_t type, std::string_view body,
 // Reads a packed (length-encoded) integer.
 bool GetPacked(std::string_view* in, uint64_t* v);
 
-// CRC32 (IEEE, as zlib's crc32) of `data`.
+// CRC32 (IEEE, as zlib's crc32) of `data`, as the binlog's checksum.
 uint32_t Crc32(std::string_view data);
 
 }  // namespace cdc::mariadb

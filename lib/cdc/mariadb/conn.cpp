@@ -185,6 +185,11 @@ Result<std::unique_ptr<Connection>> Connection::Connect(const Dsn& d) {
   mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "client");
   unsigned timeout = 10;
   mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  // No statement of ours waits on the server for long: a peer silent this
+  // long is dead (the dump connection sets its own, by the heartbeat).
+  unsigned io_timeout = 30;
+  mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
   if (!d.ssl_ca.empty()) mysql_optionsv(m, MYSQL_OPT_SSL_CA, d.ssl_ca.c_str());
   if (!d.ssl_cert.empty())
     mysql_optionsv(m, MYSQL_OPT_SSL_CERT, d.ssl_cert.c_str());
@@ -260,6 +265,8 @@ std::string Connection::Quote(std::string_view s) {
 std::string Connection::server_version() const {
   return mysql_get_server_info(m_);
 }
+
+uint64_t Connection::thread_id() const { return mysql_thread_id(m_); }
 
 Status Connection::StartDump(uint32_t server_id, const std::string& gtid_state,
                              double heartbeat_s) {

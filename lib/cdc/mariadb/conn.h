@@ -67,6 +67,8 @@ class Connection {
   // Unblocks ReadEvent from another thread (it then fails).
   void Shutdown();
   std::string server_version() const;
+  // The server's id of this connection (as KILL takes).
+  uint64_t thread_id() const;
 
  private:
   explicit Connection(st_mysql* m) : m_(m) {}

@@ -37,8 +37,9 @@ class Charset {
 // One column of a table map, resolved for rendering.
 struct Column {
   std::string name;
-  uint8_t type = 0;  // as logged
-  uint8_t real = 0;  // RealType()
+  std::string json_name;  // "name": as a row object's member starts
+  uint8_t type = 0;       // as logged
+  uint8_t real = 0;       // RealType()
   uint16_t meta = 0;
   bool is_unsigned = false;
   bool key = false;
