@@ -4,8 +4,8 @@
 # /dev/null (the limit: the server's dump thread and the client protocol),
 # side by side in one run.
 #
-#   bench/capture/mariadb.sh [--bin build/tools] [--events 500000]
-#       [--single 100000] [--runs 3] [--json bench/results/capture_mariadb.json]
+#   bench/capture/mariadb.sh [--bin build/tools] [--events 1000000]
+#       [--single 100000] [--runs 5] [--json bench/results/capture_mariadb.json]
 #
 # A throwaway server (scripts/mariadb.sh) gets a log bound to it first, then
 # the workload: --events rows in 100-row transactions (INSERT ... SELECT from
@@ -18,9 +18,9 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/tools
-EVENTS=500000
+EVENTS=1000000
 SINGLE=100000
-RUNS=3
+RUNS=5
 JSON=$ROOT/bench/results/capture_mariadb.json
 while [ $# -gt 0 ]; do
   case $1 in
