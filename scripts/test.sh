@@ -102,7 +102,8 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
   # cdc-nats's client hands answers between nats.c's thread and its own.
   run "e2e nats_ops (ASan+UBSan)" env BIN="$ROOT/build-san/tools" NATS_EVENTS=20000 \
     bash tests/e2e/nats_ops_test.sh
-  for t in capture_types capture_ops capture_restart pg_sink pg_sink_bad; do
+  for t in capture_types capture_ops capture_restart pg_sink pg_sink_bad \
+    mariadb_types mariadb_ops; do
     run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" \
       bash "tests/integration/${t}_test.sh"
   done

@@ -115,3 +115,19 @@ assert len(v) == int(want_len), (len(v), want_len)
 assert hashlib.md5(v).hexdigest() == want_md5
 PY
 ok "a 2,500-column row and a $(echo "$md5" | cut -f2)-byte value come through whole"
+
+# --- RENAME: the next row comes with a schema event under the new name;
+# DROP: no more events, and capture goes on.
+msql -e "RENAME TABLE shop.b1 TO shop.b2; INSERT INTO shop.b2 VALUES (5, 'r');
+  DROP TABLE shop.c; INSERT INTO shop.a VALUES (5, 'after drop')"
+mcapture --exit-when-idle
+cdc-tail --log "$T/log" --schema-changes | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+tail = [(e["table"], e["op"]) for e in ev if e["table"] in ("b1", "b2", "c")]
+i = tail.index(("b2", "s"))
+assert tail[i + 1] == ("b2", "c"), tail
+assert not any(t == "c" for t, _ in tail), tail
+assert (ev[-1]["table"], ev[-1]["after"]["v"]) == ("a", "after drop"), ev[-1]
+' || fail "RENAME and DROP"
+ok "RENAME: a schema event under the new name before its next row; DROP: none"

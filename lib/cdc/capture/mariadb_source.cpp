@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <condition_variable>
 #include <deque>
@@ -88,8 +89,11 @@ class MariaDbSource : public Source {
     StopReader();
     // The server notices a closed dump connection only when a heartbeat
     // fails to send; until then its dump thread lingers, and a new one
-    // with our server id waits for it. Ending it now is free.
-    if (query_ && dump_)
+    // with our server id waits for it. Ending it now is free while the
+    // server answers (it sent something in the last seconds); a server
+    // gone quiet is not waited on.
+    if (query_ && dump_ &&
+        MonoMicros() - last_read_us_.load(std::memory_order_relaxed) < 3000000)
       (void)query_->Exec("KILL " + std::to_string(dump_->thread_id()));
     query_.reset();
     dump_.reset();
@@ -154,6 +158,7 @@ class MariaDbSource : public Source {
   // (spare_, under mu_) with their capacity: no allocation per event.
   std::vector<std::string> spent_, spare_;
   bool stop_reader_ = false;
+  std::atomic<int64_t> last_read_us_{0};  // when the reader last got one
   Item current_;
 
   // Decoding state.
@@ -396,10 +401,13 @@ void MariaDbSource::ReaderLoop(Connection* c) {
       mine.pop_back();
     }
     auto ev = c->ReadEvent();
-    if (ev.ok())
+    if (ev.ok()) {
       item.event.assign(*ev);
-    else
+      last_read_us_.store(MonoMicros(), std::memory_order_relaxed);
+    } else {
       item.status = ev.status();
+      last_read_us_.store(0, std::memory_order_relaxed);
+    }
     std::unique_lock<std::mutex> l(mu_);
     reader_waits_ = true;
     room_cv_.wait(l, [&] {
