@@ -10,23 +10,12 @@
 
 #include "cdc/event/renderer.h"
 #include "cdc/event/stored.h"
+#include "golden.h"
 
 namespace cdc::event {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-const Json& Golden() {
-  static const Json golden = [] {
-    const std::string path =
-        std::string(CDC_SOURCE_DIR) +
-        "/tests/event/golden/debezium-postgresql-events.json";
-    std::ifstream in(path);
-    if (!in) FAIL("cannot read " << path);
-    return Json::parse(in);
-  }();
-  return golden;
-}
+using golden::CompareFields, golden::Json, golden::Render;
 
 // The golden events' table and rows.
 constexpr const char* kRow =
@@ -58,50 +47,12 @@ std::unique_ptr<Renderer> Make(int64_t clock_us, bool with_key = false) {
   return MakeRenderer(o, src);
 }
 
-Json Render(Renderer& r, uint64_t seq, const std::string& stored, bool last) {
-  std::string out;
-  Status s = r.Append(seq, stored, last, &out);
-  REQUIRE(s.ok());
-  REQUIRE(!out.empty());
-  REQUIRE(out.back() == '\n');
-  REQUIRE(out.find('\n') == out.size() - 1);
-  return Json::parse(out);
-}
-
-// Every member of `want` is in `got` with the same JSON type and, unless
-// its path is in `shape_only`, the same value. Members of `got` that
-// `want` lacks must be in `extra`.
-void CompareFields(const Json& want, const Json& got, const std::string& path,
-                   const std::vector<std::string>& shape_only,
-                   const std::vector<std::string>& extra) {
-  INFO("at " << path);
-  REQUIRE(got.type_name() == std::string(want.type_name()));
-  if (want.is_object()) {
-    for (auto it = want.begin(); it != want.end(); ++it) {
-      INFO("field " << path + "/" + it.key());
-      REQUIRE(got.contains(it.key()));
-      CompareFields(it.value(), got[it.key()], path + "/" + it.key(),
-                    shape_only, extra);
-    }
-    for (auto it = got.begin(); it != got.end(); ++it) {
-      if (want.contains(it.key())) continue;
-      INFO("extra field " << path + "/" + it.key());
-      CHECK(std::find(extra.begin(), extra.end(), path + "/" + it.key()) !=
-            extra.end());
-    }
-    return;
-  }
-  if (std::find(shape_only.begin(), shape_only.end(), path) != shape_only.end())
-    return;
-  CHECK(got == want);
-}
-
 // The golden event `i` as our output must match it: Debezium's connector
 // writes source.snapshot as a string ("true", "last", "false"; its
 // documentation's examples show a boolean), and the top-level ts_ns has
 // only µs precision here.
 Json Expected(size_t i, const char* snapshot) {
-  Json want = Golden()["events"][i];
+  Json want = golden::Event("debezium-postgresql-events.json", i);
   want["source"]["snapshot"] = snapshot;
   return want;
 }

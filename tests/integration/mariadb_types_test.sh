@@ -201,6 +201,37 @@ for fmt in debezium cloudevents; do
   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/$fmt"
 done
 grep -q '"source":"cdc://mariadb/shop/' "$T/cloudevents" || fail "cloudevents source: $(head -c 300 "$T/cloudevents")"
+# Debezium's MySQL connector envelope and value conventions, on the row
+# of edge values.
+python3 - "$T/debezium" <<'PY' || fail "--format debezium on a MariaDB log"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+e = next(e for e in evs if e["op"] == "c" and e["source"]["table"] == "types"
+         and e["after"]["id"] == 1)
+s = e["source"]
+assert s["connector"] == "mysql" and s["db"] == "shop", s
+assert s["gtid"].count("-") == 2 and s["gtid"] == e["transaction"]["id"], (s, e["transaction"])
+assert s["file"].startswith("binlog.") and s["pos"] > 0 and s["row"] == 0, s
+a = e["after"]
+want = {
+    "dec2": "/w==",                  # -0.01: unscaled -1, two's complement
+    "dtm6": 253402300799999999,      # 9999-12-31 23:59:59.999999, µs
+    "dtm2": 1709168523450,           # 2024-02-29 01:02:03.45, ms
+    "dtm": None,                     # the zero datetime
+    "dt": None,                      # the zero date
+    "ts": "2038-01-19T03:14:07.999999Z",
+    "tm": -3020399000000,            # -838:59:59 in µs
+    "tm6": -1,
+    "b1": True,
+    "b13": "VRU=",                   # 0b1010101010101, low byte first
+    "y": 1901,
+    "biu": 18446744073709551615,
+    "e": "médium",
+}
+for k, v in want.items():
+    assert a[k] == v, (k, a[k], v)
+assert a["g"]["srid"] == 4326 and a["g"]["wkb"], a["g"]
+PY
 lsn=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["lsn"])' "$T/c1")
 cdc-tail --log "$T/log" --from "lsn:$lsn" -n 1 | grep -q "\"lsn\":\"$lsn\"" || fail "--from lsn: of a MariaDB position"
 cdc-backup create --log "$T/log" --out "$T/bk" -q || fail "cdc-backup create"

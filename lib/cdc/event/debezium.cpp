@@ -3,6 +3,7 @@
 // from the stored event by copying its JSON values (rows are never
 // re-encoded). What Debezium would show differently is listed in
 // cdc-tail(1), FORMATS (Debezium).
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "cdc/base/time.h"
 #include "cdc/base/version.h"
+#include "cdc/event/debezium_internal.h"
 #include "cdc/event/debezium_values.h"
 #include "cdc/event/formats.h"
 #include "cdc/event/json_text.h"
@@ -47,17 +49,126 @@ void AppendStamps(int64_t us, std::string* out) {
 
 bool IsNull(std::string_view v) { return v.empty() || v == "null"; }
 
+// The options as the MySQL connector takes them for a MariaDB log: its
+// time.precision.mode has no "adaptive", and its default is
+// adaptive_time_microseconds.
+RenderOptions ForSource(RenderOptions o, const SourceInfo& source) {
+  if (source.kind == "mariadb" && o.time_precision == TimePrecision::kAdaptive)
+    o.time_precision = TimePrecision::kAdaptiveTimeMicroseconds;
+  return o;
+}
+
+// How a MariaDB column's stored values become the MySQL connector's.
+enum class MariaKind : uint8_t {
+  kAsStored,  // numbers, text, ENUM, SET, JSON (text already)
+  kPg,        // as the PostgreSQL type it maps to (oid, typmod)
+  kTemporal,  // DATE, DATETIME, TIMESTAMP: a zero or partial date is null
+  kTime,      // TIME: signed, up to 838 hours
+  kGeometry,  // {"srid","wkb"} -> {"wkb","srid"} (srid 0: null)
+  kBits,      // BIT(1) boolean; BIT(n) n bits' bytes, little-endian
+};
+
+// The MariaDB type name of a schema event ("decimal(10,2) unsigned",
+// "datetime(6)") as the PostgreSQL type whose Debezium form is the MySQL
+// connector's for it.
+MariaKind MapMariaType(std::string_view type, uint32_t* oid, int32_t* typmod) {
+  auto paren = [&](std::string_view name) -> int {
+    if (type.substr(0, name.size()) != name) return -2;
+    std::string_view rest = type.substr(name.size());
+    if (rest.empty() || rest[0] == ' ') return -1;  // no (n)
+    if (rest[0] != '(') return -2;
+    int n = 0;
+    size_t i = 1;
+    for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9'; ++i)
+      n = n * 10 + (rest[i] - '0');
+    return i < rest.size() && (rest[i] == ')' || rest[i] == ',') ? n : -2;
+  };
+  *typmod = -1;
+  if (type.substr(0, 8) == "decimal(") {
+    int p = 0, sc = 0;
+    size_t i = 8;
+    for (; i < type.size() && type[i] >= '0' && type[i] <= '9'; ++i)
+      p = p * 10 + (type[i] - '0');
+    if (i < type.size() && type[i] == ',') {
+      for (++i; i < type.size() && type[i] >= '0' && type[i] <= '9'; ++i)
+        sc = sc * 10 + (type[i] - '0');
+    }
+    *oid = pgtype::kNumeric;
+    *typmod = ((p << 16) | sc) + 4;
+    return MariaKind::kPg;
+  }
+  if (type == "date") {
+    *oid = pgtype::kDate;
+    return MariaKind::kTemporal;
+  }
+  for (auto [name, pg] :
+       {std::pair<std::string_view, uint32_t>{"datetime", pgtype::kTimestamp},
+        {"timestamp", pgtype::kTimestamptz}}) {
+    const int n = paren(name);
+    if (n == -2) continue;
+    *oid = pg;
+    *typmod = n < 0 ? 0 : n;
+    return MariaKind::kTemporal;
+  }
+  if (paren("time") != -2) {
+    *oid = pgtype::kTime;
+    return MariaKind::kTime;
+  }
+  if (const int n = paren("bit"); n > 0) {
+    *oid = pgtype::kBit;
+    *typmod = n;
+    return MariaKind::kBits;
+  }
+  if (type == "binary" || type == "varbinary" || type == "blob") {
+    *oid = pgtype::kBytea;
+    return MariaKind::kPg;
+  }
+  if (type == "geometry") return MariaKind::kGeometry;
+  return MariaKind::kAsStored;
+}
+
+// A stored MariaDB TIME ("[-]HHH:MM:SS[.ffffff]") in microseconds.
+bool ParseMariaTime(std::string_view s, int64_t* us) {
+  const bool negative = !s.empty() && s[0] == '-';
+  if (negative) s.remove_prefix(1);
+  int64_t h = 0, m = 0, sec = 0, frac = 0;
+  size_t i = 0, digits = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 4; ++i)
+    h = h * 10 + (s[i] - '0');
+  if (i == 0 || s.size() < i + 6 || s[i] != ':' || s[i + 3] != ':')
+    return false;
+  for (size_t k : {i + 1, i + 2, i + 4, i + 5})
+    if (s[k] < '0' || s[k] > '9') return false;
+  m = (s[i + 1] - '0') * 10 + (s[i + 2] - '0');
+  sec = (s[i + 4] - '0') * 10 + (s[i + 5] - '0');
+  i += 6;
+  if (i < s.size()) {
+    if (s[i] != '.') return false;
+    for (++i; i < s.size(); ++i, ++digits) {
+      if (s[i] < '0' || s[i] > '9' || digits == 6) return false;
+      frac = frac * 10 + (s[i] - '0');
+    }
+    for (; digits < 6; ++digits) frac *= 10;
+  }
+  if (m > 59 || sec > 59) return false;
+  const int64_t v = ((h * 60 + m) * 60 + sec) * 1000000 + frac;
+  *us = negative ? -v : v;
+  return true;
+}
+
 class DebeziumRenderer : public Renderer {
  public:
   DebeziumRenderer(const RenderOptions& o, const SourceInfo& source)
-      : o_(o),
+      : o_(ForSource(o, source)),
+        mysql_(source.kind == "mariadb"),
         with_key_(o.with_key),
         clock_(o.clock ? o.clock : std::function<int64_t()>(NowMicros)) {
     std::string name = o.server_name;
     if (name.empty()) name = source.database.empty() ? "cdc" : source.database;
     fixed_ = "{\"version\":";
     AppendJsonStringUnchecked(std::string("cdc-") + kVersion, &fixed_);
-    fixed_.append(",\"connector\":\"postgresql\",\"name\":");
+    fixed_.append(mysql_ ? ",\"connector\":\"mysql\",\"name\":"
+                         : ",\"connector\":\"postgresql\",\"name\":");
     if (!AppendJsonString(name, &fixed_)) fixed_.append("\"cdc\"");
     db_.append(",\"db\":");
     if (!AppendJsonString(source.database, &db_)) db_.append("\"\"");
@@ -103,6 +214,7 @@ class DebeziumRenderer : public Renderer {
     const bool incremental = IsIncrementalRead();
     const uint64_t order = Track(last, !incremental);
     const bool known = order > 0;
+    MysqlPosition();
     rel_ = FindRelation();
     if (o_.schemas_required && !relation_known_ && op != 't' && op != 'm')
       return Status::Corruption(
@@ -183,12 +295,14 @@ class DebeziumRenderer : public Renderer {
     txn_id_.push_back(':');
     AppendUint(lsn_, &txn_id_);
     txn_id_.push_back('"');
+    mysql_position_ = false;
     auto ts = ParseTimestamp(f_.ts.substr(1, f_.ts.size() - 2));
     commit_us_ = ts.ok() ? *ts : 0;
     // source fields that are the same for every event of the transaction
     src_head_ = fixed_;
     AppendStamps(commit_us_, &src_head_);
     src_tail_ = db_;
+    if (mysql_) return;  // MysqlPosition, at the first row change
     src_tail_.append(",\"sequence\":\"[");
     if (have_prev_) {
       src_tail_.append("\\\"");
@@ -209,6 +323,28 @@ class DebeziumRenderer : public Renderer {
     txid_lsn_.append(",\"lsn\":");
     AppendUint(lsn_, &txid_lsn_);
     txid_lsn_.append(",\"xmin\":null}");
+  }
+
+  // A MariaDB log's transaction: its binlog coordinates (server_id, gtid,
+  // file and the GTID event's pos, the same for all its rows) and the
+  // GTID as its id, from its first row change (a schema event before it
+  // carries none).
+  void MysqlPosition() {
+    if (!mysql_ || mysql_position_) return;
+    mysql_position_ = !f_.gtid.empty();
+    if (mysql_position_) {
+      txn_id_ = "{\"id\":";  // the GTID, as the connector with GTIDs
+      txn_id_.append(f_.gtid);
+    }
+    mysql_pos_ = ",\"server_id\":";
+    AppendUint(xid_, &mysql_pos_);
+    mysql_pos_.append(",\"gtid\":");
+    mysql_pos_.append(f_.gtid.empty() ? std::string_view("null") : f_.gtid);
+    mysql_pos_.append(",\"file\":");
+    mysql_pos_.append(f_.file.empty() ? std::string_view("null") : f_.file);
+    mysql_pos_.append(",\"pos\":");
+    mysql_pos_.append(f_.pos.empty() ? std::string_view("null") : f_.pos);
+    mysql_pos_.append(",\"row\":");
   }
 
   // Follows the transaction boundaries: an event starts a transaction or
@@ -303,6 +439,7 @@ class DebeziumRenderer : public Renderer {
     uint32_t oid = 0;
     int32_t typmod = -1;
     bool converts = false;
+    MariaKind maria = MariaKind::kAsStored;  // a MariaDB log's column
   };
   struct Relation {
     std::vector<Column> columns;
@@ -336,11 +473,17 @@ class DebeziumRenderer : public Renderer {
             col.pointer.push_back(ch);
           }
         }
-        // A MariaDB log's columns name their type in words: no
-        // PostgreSQL conversion applies (oid 0), values go as stored.
-        col.oid = c.value("type_oid", 0u);
-        if (c.contains("type_mod")) col.typmod = c["type_mod"].get<int32_t>();
-        col.converts = DebeziumConverts(col.oid, o_);
+        if (mysql_) {
+          // A MariaDB log's columns name their type in words, mapped to
+          // the MySQL connector's conventions.
+          col.maria = MapMariaType(c.value("type", std::string()), &col.oid,
+                                   &col.typmod);
+          col.converts = col.maria != MariaKind::kAsStored;
+        } else {
+          col.oid = c.value("type_oid", 0u);
+          if (c.contains("type_mod")) col.typmod = c["type_mod"].get<int32_t>();
+          col.converts = DebeziumConverts(col.oid, o_);
+        }
         rel.converts = rel.converts || col.converts;
         rel.columns.push_back(std::move(col));
       }
@@ -448,6 +591,9 @@ class DebeziumRenderer : public Renderer {
       const Column* col = FindColumn(name, &next_column);
       if (col == nullptr || !col->converts) {
         out->append(value);
+      } else if (col->maria != MariaKind::kAsStored &&
+                 col->maria != MariaKind::kPg) {
+        AppendMariaValue(value, *col, out);
       } else if (value == "null" && !f_.json_null.empty() &&
                  (col->oid == pgtype::kJson || col->oid == pgtype::kJsonb) &&
                  IsJsonNull(section, *col)) {
@@ -466,6 +612,78 @@ class DebeziumRenderer : public Renderer {
       return;
     }
     out->push_back('}');
+  }
+
+  // A MariaDB TIME, zero-able date or GEOMETRY value as the MySQL
+  // connector has it.
+  void AppendMariaValue(std::string_view value, const Column& col,
+                        std::string* out) const {
+    std::string_view s;
+    if (value == "null") {
+      out->append(value);
+      return;
+    }
+    switch (col.maria) {
+      case MariaKind::kTime: {
+        int64_t us;
+        if (!PlainStringContent(value, &s) || !ParseMariaTime(s, &us)) break;
+        AppendInt(o_.time_precision == TimePrecision::kConnect ? us / 1000 : us,
+                  out);
+        return;
+      }
+      case MariaKind::kTemporal:
+        // Zero dates ("0000-00-00", a zero month or day) are no instant:
+        // null, as the connector has them in a nullable column.
+        if (!PlainStringContent(value, &s) || s.size() < 10 ||
+            s.substr(5, 2) == "00" || s.substr(8, 2) == "00" ||
+            !dbz::AppendTimeValue(s, col.oid, col.typmod, o_, f_.op_code == 'r',
+                                  out))
+          out->append("null");
+        return;
+      case MariaKind::kBits: {
+        // io.debezium.data.Bits: JdbcValueConverters.convertBits, sized
+        // to the column's n bits, least significant byte first.
+        if (!PlainStringContent(value, &s) || s.empty()) break;
+        bool digits = true;
+        for (char c : s) digits &= c == '0' || c == '1';
+        if (!digits) break;
+        if (col.typmod == 1) {
+          out->append(s.back() == '1' ? "true" : "false");
+          return;
+        }
+        const size_t nbits = std::max<size_t>(s.size(), col.typmod);
+        std::string bytes((nbits + 7) / 8, '\0');
+        for (size_t k = 0; k < s.size(); ++k)
+          if (s[s.size() - 1 - k] == '1')
+            bytes[k / 8] = static_cast<char>(bytes[k / 8] | (1 << (k % 8)));
+        out->push_back('"');
+        AppendBase64(bytes, out);
+        out->push_back('"');
+        return;
+      }
+      case MariaKind::kGeometry: {
+        // io.debezium.data.geometry.Geometry: {"wkb","srid"}, srid 0 null.
+        try {
+          const auto g = nlohmann::json::parse(value);
+          const std::string wkb = g.at("wkb").get<std::string>();
+          const int64_t srid = g.at("srid").get<int64_t>();
+          out->append("{\"wkb\":");
+          AppendJsonStringUnchecked(wkb, out);
+          out->append(",\"srid\":");
+          if (srid == 0)
+            out->append("null");
+          else
+            AppendInt(srid, out);
+          out->push_back('}');
+          return;
+        } catch (const nlohmann::json::exception&) {
+          break;
+        }
+      }
+      default:
+        break;
+    }
+    out->append(value);
   }
 
   void AppendAfter(std::string* out) const {
@@ -493,6 +711,10 @@ class DebeziumRenderer : public Renderer {
   // out (null) for an incremental snapshot's rows, as it does xmin.
   void AppendSource(std::string_view snapshot, bool position,
                     std::string* out) const {
+    if (mysql_) {
+      AppendMysqlSource(snapshot, out);
+      return;
+    }
     out->append("\"source\":");
     out->append(src_head_);
     out->append(",\"snapshot\":");
@@ -504,6 +726,22 @@ class DebeziumRenderer : public Renderer {
     out->append(f_.table.empty() ? std::string_view("\"\"") : f_.table);
     out->append(position ? std::string_view(txid_lsn_)
                          : ",\"txId\":null,\"lsn\":null,\"xmin\":null}");
+  }
+
+  // The MySQL connector's source block (its documented example's fields,
+  // in their order): "row" counts the transaction's changes from 0, and
+  // "thread" and "query" are not in the log.
+  void AppendMysqlSource(std::string_view snapshot, std::string* out) const {
+    out->append("\"source\":");
+    out->append(src_head_);
+    out->append(",\"snapshot\":");
+    out->append(snapshot);
+    out->append(src_tail_);
+    out->append(",\"table\":");
+    out->append(f_.table.empty() ? std::string_view("\"\"") : f_.table);
+    out->append(mysql_pos_);
+    AppendUint(total_ > 0 ? total_ - 1 : 0, out);
+    out->append(",\"thread\":null,\"query\":null}");
   }
 
   // A message's content as base64: stored as text (UTF-8) or, when it was
@@ -529,6 +767,7 @@ class DebeziumRenderer : public Renderer {
   }
 
   const RenderOptions o_;
+  const bool mysql_;  // a MariaDB log: the MySQL connector's envelope
   const bool with_key_;
   const std::function<int64_t()> clock_;
   std::unordered_map<std::string, Relation> relations_;
@@ -559,6 +798,9 @@ class DebeziumRenderer : public Renderer {
   std::string src_head_;  // fixed_ and the commit stamps
   std::string src_tail_;  // ,"db":..,"sequence":..
   std::string txid_lsn_;  // ,"txId":..,"lsn":..,"xmin":null}
+  // ,"server_id":..,"gtid":..,"file":..,"pos":..,"row":
+  std::string mysql_pos_;
+  bool mysql_position_ = false;  // mysql_pos_ and txn_id_ are this txn's
   bool have_prev_ = false;
   Lsn prev_lsn_ = 0;
 };

@@ -131,7 +131,11 @@ Status ScanStored(std::string_view s, StoredFields* f) {
         slot = key == "lsn"   ? &f->lsn
                : key == "xid" ? &f->xid
                : key == "key" ? &f->key
+               : key == "pos" ? &f->pos
                               : nullptr;
+        break;
+      case 4:
+        slot = key == "gtid" ? &f->gtid : key == "file" ? &f->file : nullptr;
         break;
       case 5:
         slot = key == "after"   ? &f->after

@@ -25,6 +25,7 @@ struct StoredFields {
   std::string_view snapshot;  // op r: "first", "last" or "only" (a table's)
   std::string_view prefix, content, content_encoding, transactional;
   std::string_view options, columns;
+  std::string_view gtid, file, pos;  // a MariaDB log's binlog position
 
   // Decoded from the above by ScanStored.
   Lsn lsn_value = 0;
