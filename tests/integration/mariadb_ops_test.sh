@@ -27,6 +27,19 @@ print(" ".join(sorted("%s.%s:%s" % (e["schema"], e["table"], e["op"])
 [ "$got" = "shop.a:c shop.b1:c" ] || fail "--table shop.a --table 'b*' gave: $got"
 ok "--table selects by name and pattern; other tables and databases stay out"
 
+# A clean stop ends capture's dump thread on the server at once (the
+# server itself would notice only when a heartbeat failed to send, a
+# second or two later, and a new capture with the same server id waits
+# for it).
+dumps() {
+  msql -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+    WHERE COMMAND LIKE 'Binlog Dump%'"
+}
+mcapture --exit-when-idle "${SEL[@]}"
+for _ in 1 2 3 4 5; do [ "$(dumps)" = 0 ] && break; sleep 0.1; done
+[ "$(dumps)" = 0 ] || fail "a Binlog Dump thread outlived capture's clean stop"
+ok "a clean stop ends capture's dump thread on the server"
+
 # --- Read-your-writes: a change committed, then its GTID waited for, is
 # readable at once; so is one of a table capture leaves out (the position
 # moves on without it).

@@ -92,8 +92,7 @@ class MariaDbSource : public Source {
     // with our server id waits for it. Ending it now is free while the
     // server answers (it sent something in the last seconds); a server
     // gone quiet is not waited on.
-    if (query_ && dump_ &&
-        MonoMicros() - last_read_us_.load(std::memory_order_relaxed) < 3000000)
+    if (query_ && dump_ && ServerAnswers())
       (void)query_->Exec("KILL " + std::to_string(dump_->thread_id()));
     query_.reset();
     dump_.reset();
@@ -129,6 +128,12 @@ class MariaDbSource : public Source {
   bool Selected(const std::string& db, const std::string& table) const;
   Status RecordPosition();
   void PollLag(int64_t now);
+  // The server sent something in the last 3 s (a heartbeat comes every
+  // second while it has nothing else to send).
+  bool ServerAnswers() const {
+    return MonoMicros() - last_read_us_.load(std::memory_order_relaxed) <
+           3000000;
+  }
 
   Engine& e_;
   const Options& o_;
@@ -405,8 +410,9 @@ void MariaDbSource::ReaderLoop(Connection* c) {
       item.event.assign(*ev);
       last_read_us_.store(MonoMicros(), std::memory_order_relaxed);
     } else {
+      // Also when StopReader shut the socket: the time of the last event
+      // still says whether the server was answering.
       item.status = ev.status();
-      last_read_us_.store(0, std::memory_order_relaxed);
     }
     std::unique_lock<std::mutex> l(mu_);
     reader_waits_ = true;
@@ -503,6 +509,10 @@ void MariaDbSource::PollLag(int64_t now) {
   if (unsynced_.empty() && !in_txn_ && pending_.seqno == 0 && !w_->in_txn())
     durable_at_ = at_;
   if (durable_at_.file.empty() || !query_) return;
+  // A server gone quiet is not asked (the statement would wait out its
+  // timeout on a dead peer, holding up the loop): the stream's liveness
+  // check notices it instead.
+  if (!ServerAnswers()) return;
   // SHOW BINARY LOGS: every file and its size; the last one's is its end.
   auto logs = query_->Query("SHOW BINARY LOGS");
   if (!logs.ok()) return;  // the stream's own errors say what is wrong
