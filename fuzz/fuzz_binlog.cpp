@@ -31,32 +31,6 @@ const Charset* CharsetFor(uint32_t collation) {
   return collation == 0 ? nullptr : &(*sets)[collation % sets->size()];
 }
 
-void DecodeImage(const std::vector<Column>& cols,
-                 const std::vector<bool>& present, std::string_view* rows,
-                 std::string* out) {
-  size_t n = 0;
-  for (size_t i = 0; i < present.size() && i < cols.size(); ++i)
-    n += present[i];
-  const size_t null_bytes = (n + 7) / 8;
-  if (rows->size() < null_bytes) {
-    rows->remove_prefix(rows->size());
-    return;
-  }
-  const std::string_view nulls = rows->substr(0, null_bytes);
-  rows->remove_prefix(null_bytes);
-  size_t k = 0;
-  for (size_t i = 0; i < cols.size() && i < present.size(); ++i) {
-    if (!present[i]) continue;
-    const bool null = (static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1;
-    ++k;
-    if (null) continue;
-    if (!AppendValue(cols[i], rows, out).ok()) {
-      rows->remove_prefix(rows->size());
-      return;
-    }
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -64,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Format format;
   std::map<uint64_t, TableMap> maps;
   std::map<uint64_t, std::vector<Column>> columns;
-  std::string out;
+  std::vector<std::string> values;
   (void)ParseGtidText(in.substr(0, 32));
   while (in.size() >= 2) {
     const bool fix_crc = (static_cast<uint8_t>(in[0]) & 1) == 0;
@@ -138,10 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (it == columns.end() || it->second.size() != r->columns) break;
         std::string_view rows = r->rows;
         for (int guard = 0; !rows.empty() && guard < 10000; ++guard) {
-          out.clear();
-          DecodeImage(it->second, r->present, &rows, &out);
-          if (r->kind == 'u')
-            DecodeImage(it->second, r->present_after, &rows, &out);
+          if (!DecodeRowImage(it->second, r->present, &rows, &values).ok())
+            break;
+          if (r->kind == 'u' &&
+              !DecodeRowImage(it->second, r->present_after, &rows, &values)
+                   .ok())
+            break;
         }
         break;
       }

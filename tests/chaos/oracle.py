@@ -209,13 +209,7 @@ for name in tables:
 # --- the Redis mirror equals every table ---------------------------------
 r = Redis(sock)
 for name, rows in want.items():
-    keys = set()
-    cursor = "0"
-    while True:
-        cursor, batch = r.cmd("SCAN", cursor, "MATCH", f"cdc:public.{name}:*", "COUNT", 1000)
-        keys.update(batch)
-        if cursor == "0":
-            break
+    keys = r.scan(f"cdc:public.{name}:*")
     want_keys = {f"cdc:public.{name}:[{i}]" for i in rows}
     if keys != want_keys:
         problem(f"Redis hash mirror of {name}: {len(keys - want_keys)} extra, "

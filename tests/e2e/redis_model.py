@@ -32,6 +32,15 @@ class Redis:
         self.s.sendall(b"".join(out))
         return self.read()
 
+    def scan(self, pattern):
+        """Every key matching `pattern` (SCAN to the end)."""
+        keys, cur = set(), "0"
+        while True:
+            cur, batch = self.cmd("SCAN", cur, "MATCH", pattern, "COUNT", 1000)
+            keys.update(batch)
+            if cur == "0":
+                return keys
+
     def _line(self):
         while b"\r\n" not in self.buf:
             self.buf += self.s.recv(1 << 20)
@@ -154,13 +163,7 @@ def rebuild_hash(events, prefix):
 def check(mode, sock, prefix, consumer):
     events = [loads(l) for l in sys.stdin if l.strip()]
     r = Redis(sock)
-    keys = set()
-    cur = "0"
-    while True:
-        cur, batch = r.cmd("SCAN", cur, "MATCH", prefix + "*", "COUNT", 1000)
-        keys.update(batch)
-        if cur == "0":
-            break
+    keys = r.scan(prefix + "*")
     applied_key = prefix + "__cdc_applied:" + consumer
     problems = []
     last = events[-1]["seq"] if events else None

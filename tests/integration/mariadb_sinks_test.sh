@@ -81,13 +81,7 @@ from decimal import Decimal
 sys.path.insert(0, sys.argv[3])
 from redis_model import Redis
 r = Redis(sys.argv[1])
-keys = set()
-cur = "0"
-while True:
-    cur, b = r.cmd("SCAN", cur, "MATCH", "cdc:shop.*", "COUNT", 1000)
-    keys.update(b)
-    if cur == "0":
-        break
+keys = r.scan("cdc:shop.*")
 tables = {"items": (["id"], {"id": int, "qty": int, "note": str, "price": Decimal}),
           "orders": (["a", "b"], {"a": int, "b": int, "v": str})}
 bad = 0

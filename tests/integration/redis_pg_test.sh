@@ -110,13 +110,7 @@ from decimal import Decimal
 sys.path.insert(0, sys.argv[3])
 from redis_model import Redis
 r = Redis(sys.argv[1])
-keys = set()
-cur = "0"
-while True:
-    cur, b = r.cmd("SCAN", cur, "MATCH", "cdc:public.*", "COUNT", 1000)
-    keys.update(b)
-    if cur == "0":
-        break
+keys = r.scan("cdc:public.*")
 types = {"t1": {"id": int, "v": int, "note": str, "amount": Decimal, "ok": "bool", "doc": "json"},
          "t2": {"k": str, "n": int, "qty": int},
          "t3": {"id": int, "small": int, "big": str}}

@@ -776,29 +776,9 @@ Status MariaDbSource::AppendRow(const Table& t,
                                 const std::vector<bool>& present,
                                 std::string_view* rows,
                                 std::vector<std::string>* values) {
-  size_t n_present = 0;
-  for (bool b : present) n_present += b;
-  const size_t null_bytes = (n_present + 7) / 8;
-  if (rows->size() < null_bytes)
-    return Status::BadInput("a row image of " + t.db + "." + t.name +
-                            " is truncated");
-  const std::string_view nulls = rows->substr(0, null_bytes);
-  rows->remove_prefix(null_bytes);
-  values->assign(t.columns.size(), std::string());
-  size_t k = 0;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i >= present.size() || !present[i]) continue;
-    std::string& v = (*values)[i];
-    if ((static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1) {
-      v = "null";
-    } else {
-      Status s = mariadb::AppendValue(t.columns[i], rows, &v);
-      if (!s.ok())
-        return s.Annotate("GTID " + gtid_.ToString() + ", " + t.db + "." +
-                          t.name);
-    }
-    ++k;
-  }
+  Status s = mariadb::DecodeRowImage(t.columns, present, rows, values);
+  if (!s.ok())
+    return s.Annotate("GTID " + gtid_.ToString() + ", " + t.db + "." + t.name);
   return Status::OK();
 }
 

@@ -640,27 +640,13 @@ class DebeziumRenderer : public Renderer {
                                   out))
           out->append("null");
         return;
-      case MariaKind::kBits: {
-        // io.debezium.data.Bits: JdbcValueConverters.convertBits, sized
-        // to the column's n bits, least significant byte first.
-        if (!PlainStringContent(value, &s) || s.empty()) break;
-        bool digits = true;
-        for (char c : s) digits &= c == '0' || c == '1';
-        if (!digits) break;
-        if (col.typmod == 1) {
-          out->append(s.back() == '1' ? "true" : "false");
-          return;
-        }
-        const size_t nbits = std::max<size_t>(s.size(), col.typmod);
-        std::string bytes((nbits + 7) / 8, '\0');
-        for (size_t k = 0; k < s.size(); ++k)
-          if (s[s.size() - 1 - k] == '1')
-            bytes[k / 8] = static_cast<char>(bytes[k / 8] | (1 << (k % 8)));
-        out->push_back('"');
-        AppendBase64(bytes, out);
-        out->push_back('"');
+      case MariaKind::kBits:
+        // io.debezium.data.Bits sized to the column, as the MySQL
+        // connector's JdbcValueConverters.convertBits has it.
+        if (!PlainStringContent(value, &s) ||
+            !dbz::AppendBits(s, col.typmod, /*column_sized=*/true, out))
+          break;
         return;
-      }
       case MariaKind::kGeometry: {
         // io.debezium.data.geometry.Geometry: {"wkb","srid"}, srid 0 null.
         try {

@@ -33,6 +33,14 @@ void AppendJavaFloat(float f, std::string* out);
 int64_t JavaDoubleToLong(double d);
 int32_t JavaDoubleToInt(double d);
 
+// A bit or varbit value `s` (its digits) of a column of `typmod` bits as
+// Debezium has it: a boolean for one bit, else io.debezium.data.Bits in
+// base64 (PostgreSQL's connector: no more bytes than the highest set bit
+// needs; `column_sized`, the MySQL connector's: the column's bits). False
+// when `s` is not digits 0 and 1.
+bool AppendBits(std::string_view s, int32_t typmod, bool column_sized,
+                std::string* out);
+
 // The Debezium form of the content `s` (a JSON string's, without quotes
 // or escapes) of a date, time, timetz, timestamp, timestamptz or interval
 // value; `snapshot_read` as for AppendDebeziumValue. False, appending

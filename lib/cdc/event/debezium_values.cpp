@@ -111,6 +111,38 @@ void AppendJavaDouble(double d, std::string* out) {
 
 void AppendJavaFloat(float f, std::string* out) { AppendJavaFloating(f, out); }
 
+// bit and varbit: a boolean for length 1 (PostgresValueConverter.
+// convertBit); longer (or of unknown length), io.debezium.data.Bits: the
+// bits as a java.util.BitSet (bit k is the k-th character from the right)
+// in BitSet.toByteArray()'s little-endian bytes, no longer than the
+// highest set bit needs. Bits is a Connect bytes schema, which
+// JsonConverter writes in base64 whatever binary.handling.mode says (that
+// mode is bytea's). `column_sized`: the MySQL connector's (JdbcValueConverters.
+// convertBits), as many bytes as the column's typmod bits need.
+bool AppendBits(std::string_view s, int32_t typmod, bool column_sized,
+                std::string* out) {
+  for (char c : s)
+    if (c != '0' && c != '1') return false;
+  if (typmod == 1) {
+    if (s.empty()) return false;  // Integer.valueOf("", 2) throws
+    out->append(s.find('1') == std::string_view::npos ? "false" : "true");
+    return true;
+  }
+  const size_t highest = s.find('1');  // the highest set bit's position
+  const size_t nbits = column_sized
+                           ? std::max<size_t>(s.size(), typmod > 0 ? typmod : 0)
+                       : highest == std::string_view::npos ? 0
+                                                           : s.size() - highest;
+  std::string bytes((nbits + 7) / 8, '\0');
+  for (size_t k = 0; k < std::min(nbits, s.size()); ++k)
+    if (s[s.size() - 1 - k] == '1')
+      bytes[k / 8] = static_cast<char>(bytes[k / 8] | (1 << (k % 8)));
+  out->push_back('"');
+  AppendBase64(bytes, out);
+  out->push_back('"');
+  return true;
+}
+
 }  // namespace dbz
 
 namespace {
@@ -390,34 +422,6 @@ bool AppendMoney(std::string_view s, const RenderOptions& o, std::string* out) {
   return true;
 }
 
-// bit and varbit: a boolean for length 1 (PostgresValueConverter.
-// convertBit); longer (or of unknown length), io.debezium.data.Bits: the
-// bits as a java.util.BitSet (bit k is the k-th character from the right)
-// in BitSet.toByteArray()'s little-endian bytes, no longer than the
-// highest set bit needs. Bits is a Connect bytes schema, which
-// JsonConverter writes in base64 whatever binary.handling.mode says (that
-// mode is bytea's).
-bool AppendBits(std::string_view s, int32_t typmod, std::string* out) {
-  for (char c : s)
-    if (c != '0' && c != '1') return false;
-  if (typmod == 1) {
-    if (s.empty()) return false;  // Integer.valueOf("", 2) throws
-    out->append(s.find('1') == std::string_view::npos ? "false" : "true");
-    return true;
-  }
-  const size_t highest = s.find('1');  // the highest set bit's position
-  const size_t nbits =
-      highest == std::string_view::npos ? 0 : s.size() - highest;
-  std::string bytes((nbits + 7) / 8, '\0');
-  for (size_t k = 0; k < nbits; ++k)
-    if (s[s.size() - 1 - k] == '1')
-      bytes[k / 8] = static_cast<char>(bytes[k / 8] | (1 << (k % 8)));
-  out->push_back('"');
-  AppendBase64(bytes, out);
-  out->push_back('"');
-  return true;
-}
-
 // real and double precision: Debezium's FLOAT32 and FLOAT64 (a Java float
 // and double), which Jackson writes with Float.toString and
 // Double.toString. The log holds PostgreSQL's digits as a JSON number
@@ -512,7 +516,8 @@ void AppendDebeziumValue(std::string_view v, uint32_t oid, int32_t typmod,
       break;
     case pgtype::kBit:
     case pgtype::kVarbit:
-      if (PlainStringContent(v, &s) && AppendBits(s, typmod, out)) return;
+      if (PlainStringContent(v, &s) && dbz::AppendBits(s, typmod, false, out))
+        return;
       break;
     default:
       if (PlainStringContent(v, &s) &&

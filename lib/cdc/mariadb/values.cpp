@@ -440,6 +440,31 @@ std::string TypeName(const Column& c) {
   }
 }
 
+Status DecodeRowImage(const std::vector<Column>& cols,
+                      const std::vector<bool>& present, std::string_view* rows,
+                      std::vector<std::string>* values) {
+  size_t n_present = 0;
+  for (size_t i = 0; i < cols.size() && i < present.size(); ++i)
+    n_present += present[i];
+  const size_t null_bytes = (n_present + 7) / 8;
+  if (rows->size() < null_bytes)
+    return Status::BadInput("a row image is truncated");
+  const std::string_view nulls = rows->substr(0, null_bytes);
+  rows->remove_prefix(null_bytes);
+  values->assign(cols.size(), std::string());
+  size_t k = 0;
+  for (size_t i = 0; i < cols.size() && i < present.size(); ++i) {
+    if (!present[i]) continue;
+    std::string& v = (*values)[i];
+    if ((static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1)
+      v = "null";
+    else
+      CDC_RETURN_IF_ERROR(AppendValue(cols[i], rows, &v));
+    ++k;
+  }
+  return Status::OK();
+}
+
 Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
   std::string_view b;
   switch (c.real) {

@@ -52,6 +52,15 @@ struct Column {
 // a value of the type; Config for a type this release does not read.
 Status AppendValue(const Column& c, std::string_view* in, std::string* out);
 
+// Decodes the row image at the front of *rows (a rows event's: the null
+// bitmap of the columns `present` marks, then their values) and advances
+// *rows past it. (*values)[i] is column i's JSON ("null" for NULL), empty
+// when the image leaves the column out. BadInput when the image is cut
+// short or a value is malformed.
+Status DecodeRowImage(const std::vector<Column>& cols,
+                      const std::vector<bool>& present, std::string_view* rows,
+                      std::vector<std::string>* values);
+
 // The column's type as the schema event names it ("int unsigned",
 // "decimal(10,2)", "varchar", "datetime(3)", ...).
 std::string TypeName(const Column& c);
