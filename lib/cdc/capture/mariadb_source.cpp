@@ -433,10 +433,12 @@ void MariaDbSource::ReaderLoop(Connection* c) {
 }
 
 Result<bool> MariaDbSource::Next() {
-  // A small buffer is kept for the reader to fill again.
-  constexpr size_t kSpareCapacity = 4096, kMaxSpares = 16384;
-  if (current_.event.capacity() <= kSpareCapacity &&
-      current_.event.capacity() > 0 && spent_.size() < kMaxSpares)
+  // The last event's buffer is kept for the reader to fill again: one of
+  // a usual size, not a huge one, and not the empty (inline) string a
+  // buffer leaves behind when moved, which every idle call would add.
+  constexpr size_t kMinSpare = 64, kSpareCapacity = 4096, kMaxSpares = 16384;
+  if (current_.event.capacity() >= kMinSpare &&
+      current_.event.capacity() <= kSpareCapacity && spent_.size() < kMaxSpares)
     spent_.push_back(std::move(current_.event));
   if (batch_at_ == batch_.size()) {
     batch_.clear();
