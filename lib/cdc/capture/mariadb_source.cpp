@@ -1,5 +1,8 @@
 #include "cdc/capture/mariadb_source.h"
 
+#include "cdc/capture/mariadb_snapshot.h"
+#include "cdc/capture/mariadb_table.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -59,15 +62,7 @@ struct Item {
   Status status;
 };
 
-struct Table {
-  std::string db, name;
-  bool selected = false;
-  std::vector<Column> columns;
-  std::string names_json;  // ,"schema":..,"table":..
-  std::string shape;       // the schema event from ,"key":null on
-  bool has_key = false;
-  std::vector<std::vector<std::string>> labels;  // of ENUM and SET columns
-};
+using maria::Table;
 
 class MariaDbSource : public Source {
  public:
@@ -110,6 +105,7 @@ class MariaDbSource : public Source {
   Status CheckServer();
   Status BindLog();
   Result<std::string> StartGtid();
+  Status Snapshot(bool* stopped);
   void StartReader();
   void StopReader();
   void ReaderLoop(Connection* c);
@@ -315,6 +311,9 @@ Status MariaDbSource::BindLog() {
 Result<std::string> MariaDbSource::StartGtid() {
   const log::SourcePosition& p = w_->position();
   if (p.valid) {
+    // An initial snapshot taken before the binlog held a GTID: stream
+    // from the start.
+    if (p.lsn == 0) return std::string();
     if (p.xid == 0 || p.xid > UINT32_MAX)
       return Status::Corruption(
           "the log's last transaction frame names no GTID server id (xid " +
@@ -332,22 +331,41 @@ Result<std::string> MariaDbSource::StartGtid() {
     return Status::Config("the server's binlog is in GTID domain " +
                           std::to_string(g.domain) + ", the log's in " +
                           std::to_string(domain_));
-  if (o_.snapshot == "initial")
-    Engine::Warn(
-        "initial snapshots of MariaDB tables are not taken yet: the log "
-        "starts at the server's current position " +
-        pos + " (rows already in the tables are not in it)");
   CDC_RETURN_IF_ERROR(e_.CommitPosition(g.seqno, g.server_id));
   CDC_RETURN_IF_ERROR(w_->Sync());
   return pos;
 }
 
+Status MariaDbSource::Snapshot(bool* stopped) {
+  e_.Ready();
+  MariaSnapshotInput in;
+  in.dsn = dsn_;
+  in.domain = domain_;
+  in.selected = [this](const std::string& db, const std::string& table) {
+    return Selected(db, table);
+  };
+  in.tick = [this] { e_.Tick(); };
+  CDC_ASSIGN_OR_RETURN(MariaSnapshotResult r,
+                       TakeMariaDbSnapshot(o_, in, *w_, &m_));
+  if (r.stopped) {
+    *stopped = true;
+    return Status::OK();
+  }
+  // Durable before streaming: from here a restart streams on.
+  CDC_RETURN_IF_ERROR(w_->Sync());
+  for (auto& [names, shape] : r.shapes) known_shapes_[names] = shape;
+  return Status::OK();
+}
+
 Status MariaDbSource::Start(bool* stopped) {
-  (void)stopped;
   End();
   CDC_ASSIGN_OR_RETURN(query_, Connection::Connect(dsn_));
   CDC_RETURN_IF_ERROR(CheckServer());
   CDC_RETURN_IF_ERROR(BindLog());
+  if (!w_->position().valid && o_.snapshot == "initial") {
+    CDC_RETURN_IF_ERROR(Snapshot(stopped));
+    if (*stopped) return Status::OK();
+  }
   CDC_ASSIGN_OR_RETURN(std::string gtid, StartGtid());
   if (o_.exit_when_idle) {
     CDC_ASSIGN_OR_RETURN(std::vector<mariadb::Row> st,
@@ -714,12 +732,6 @@ Status MariaDbSource::OnTableMap(std::string_view body) {
   for (size_t i = 0; i < tm.types.size(); ++i) {
     Column& c = t.columns[i];
     c.name = tm.names[i];
-    c.json_name.clear();
-    if (!event::AppendJsonString(c.name, &c.json_name))
-      return Status::BadInput("the name of column " + std::to_string(i + 1) +
-                              " of " + tm.db + "." + tm.table +
-                              " is not valid UTF-8");
-    c.json_name.push_back(':');
     c.type = tm.types[i];
     c.meta = tm.meta[i];
     c.real = mariadb::RealType(c.type, c.meta);
@@ -731,47 +743,8 @@ Status MariaDbSource::OnTableMap(std::string_view body) {
       c.labels = &t.labels[i];
     }
   }
-  for (uint32_t k : tm.primary_key) {
-    t.columns[k].key = true;
-    t.has_key = true;
-  }
-  t.names_json = ",\"schema\":";
-  (void)event::AppendJsonString(t.db, &t.names_json);
-  t.names_json += ",\"table\":";
-  (void)event::AppendJsonString(t.name, &t.names_json);
-  std::string& s = t.shape;
-  s = ",\"key\":null,\"before\":null,\"after\":null,\"columns\":[";
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    const Column& c = t.columns[i];
-    if (i > 0) s.push_back(',');
-    s += "{\"name\":";
-    if (!event::AppendJsonString(c.name, &s))
-      return Status::BadInput("a column name of " + t.db + "." + t.name +
-                              " is not valid UTF-8");
-    s += ",\"type\":";
-    (void)event::AppendJsonString(mariadb::TypeName(c), &s);
-    if (c.labels != nullptr) {
-      s += ",\"labels\":[";
-      for (size_t k = 0; k < c.labels->size(); ++k) {
-        if (k > 0) s.push_back(',');
-        std::string utf8;
-        if (c.charset != nullptr)
-          CDC_RETURN_IF_ERROR(c.charset->ToUtf8((*c.labels)[k], &utf8));
-        else
-          utf8 = (*c.labels)[k];
-        if (!event::AppendJsonString(utf8, &s))
-          return Status::BadInput("a label of " + t.db + "." + t.name + "." +
-                                  c.name + " is not valid text");
-      }
-      s.push_back(']');
-    } else if (c.charset != nullptr) {
-      s += ",\"charset\":";
-      (void)event::AppendJsonString(c.charset->name(), &s);
-    }
-    s += c.key ? ",\"key\":true}" : ",\"key\":false}";
-  }
-  s += "]}";
-  return Status::OK();
+  for (uint32_t k : tm.primary_key) t.columns[k].key = true;
+  return maria::Describe(&t, /*labels_utf8=*/false);
 }
 
 Status MariaDbSource::AppendRow(const Table& t,
@@ -786,21 +759,7 @@ Status MariaDbSource::AppendRow(const Table& t,
 
 namespace {
 
-void AppendObject(const std::vector<Column>& cols,
-                  const std::vector<std::string>& values, bool keys_only,
-                  std::string* out) {
-  out->push_back('{');
-  bool first = true;
-  for (size_t i = 0; i < cols.size(); ++i) {
-    if (keys_only && !cols[i].key) continue;
-    if (values[i].empty()) continue;  // not in the image
-    if (!first) out->push_back(',');
-    first = false;
-    out->append(cols[i].json_name);
-    out->append(values[i]);
-  }
-  out->push_back('}');
-}
+using maria::AppendObject;
 
 }  // namespace
 

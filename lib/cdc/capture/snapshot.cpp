@@ -20,80 +20,6 @@ namespace cdc::capture {
 namespace {
 
 constexpr char kMarkerFile[] = "snapshot.pending";
-constexpr int64_t kTtyProgressEveryUs = 500000;
-constexpr int64_t kLogProgressEveryUs = 60000000;
-
-// Progress on stderr: a line kept up to date on a terminal, else one line
-// a minute (the log of a service).
-class Progress {
- public:
-  Progress(bool quiet, uint64_t tables, uint64_t estimate, bool all_known)
-      : quiet_(quiet),
-        tty_(isatty(STDERR_FILENO) == 1),
-        tables_(tables),
-        estimate_(estimate),
-        all_known_(all_known),
-        start_(MonoMicros()),
-        last_(start_) {}
-
-  void Update(const Table& t, uint64_t table_index, uint64_t table_rows,
-              uint64_t total_rows, bool force) {
-    if (quiet_) return;
-    const int64_t now = MonoMicros();
-    if (!force &&
-        now - last_ < (tty_ ? kTtyProgressEveryUs : kLogProgressEveryUs))
-      return;
-    last_ = now;
-    const double secs = static_cast<double>(now - start_) / 1e6;
-    const double rate = secs > 0 ? static_cast<double>(total_rows) / secs : 0;
-    char left[64] = "";
-    if (rate > 0 && all_known_ && estimate_ > total_rows)
-      snprintf(left, sizeof left, ", ~%.0f s left",
-               static_cast<double>(estimate_ - total_rows) / rate);
-    char buf[512];
-    snprintf(buf, sizeof buf,
-             "snapshot: table %llu/%llu %s.%s %llu rows (%s); %llu %s, %.0f "
-             "rows/s%s",
-             static_cast<unsigned long long>(table_index + 1),
-             static_cast<unsigned long long>(tables_), t.schema.c_str(),
-             t.name.c_str(), static_cast<unsigned long long>(table_rows),
-             EstimateText(t.estimate).c_str(),
-             static_cast<unsigned long long>(total_rows), OfTotal().c_str(),
-             rate, left);
-    if (tty_) {
-      fprintf(stderr, "\r%s\033[K", buf);
-      live_ = true;
-    } else {
-      LogInfo(buf);
-    }
-  }
-  void Done() {
-    if (live_) fputc('\n', stderr);
-    live_ = false;
-  }
-  // After the rows copied so far: "of ~N rows", or "rows" alone.
-  std::string OfTotal() const {
-    return all_known_ && estimate_ > 0
-               ? "of " + EstimateText(estimate_) + " rows"
-               : "rows";
-  }
-  // The rows of all tables: "~N rows" when every table has an estimate,
-  // else a floor or nothing.
-  std::string TotalText() const {
-    if (estimate_ == 0) return "estimate unknown";
-    if (all_known_) return EstimateText(estimate_) + " rows";
-    return "at least " + EstimateText(estimate_) +
-           " rows; some tables never analysed";
-  }
-
- private:
-  bool quiet_, tty_;
-  uint64_t tables_, estimate_;
-  bool all_known_;
-  int64_t start_, last_;
-  bool live_ = false;
-};
-
 }  // namespace
 
 std::string SnapshotMarkerPath(const std::string& log_dir) {
@@ -151,7 +77,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   m->snapshot_tables_done = 0;
   m->snapshot_rows = 0;
   m->snapshot_rows_estimate = estimate;
-  Progress progress(o.quiet, tables.size(), estimate, all_known);
+  SnapshotProgress progress(o.quiet, tables.size(), estimate, all_known);
   if (!o.quiet)
     LogInfo("initial snapshot of " + std::to_string(tables.size()) +
             " tables (" + progress.TotalText() + ") at " +

@@ -15,11 +15,17 @@
 // marker file below says so).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 
+#include "cdc/base/logging.h"
 #include "cdc/base/lsn.h"
+#include "cdc/base/time.h"
+#include "cdc/capture/tables.h"
 #include "cdc/base/status.h"
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/options.h"
@@ -28,6 +34,80 @@
 #include "cdc/pg/types.h"
 
 namespace cdc::capture {
+
+inline constexpr int64_t kTtyProgressEveryUs = 500000;
+inline constexpr int64_t kLogProgressEveryUs = 60000000;
+
+// An initial snapshot's progress on stderr: a line kept up to date on a terminal, else one line
+// a minute (the log of a service).
+class SnapshotProgress {
+ public:
+  SnapshotProgress(bool quiet, uint64_t tables, uint64_t estimate, bool all_known)
+      : quiet_(quiet),
+        tty_(isatty(STDERR_FILENO) == 1),
+        tables_(tables),
+        estimate_(estimate),
+        all_known_(all_known),
+        start_(MonoMicros()),
+        last_(start_) {}
+
+  void Update(const Table& t, uint64_t table_index, uint64_t table_rows,
+              uint64_t total_rows, bool force) {
+    if (quiet_) return;
+    const int64_t now = MonoMicros();
+    if (!force &&
+        now - last_ < (tty_ ? kTtyProgressEveryUs : kLogProgressEveryUs))
+      return;
+    last_ = now;
+    const double secs = static_cast<double>(now - start_) / 1e6;
+    const double rate = secs > 0 ? static_cast<double>(total_rows) / secs : 0;
+    char left[64] = "";
+    if (rate > 0 && all_known_ && estimate_ > total_rows)
+      snprintf(left, sizeof left, ", ~%.0f s left",
+               static_cast<double>(estimate_ - total_rows) / rate);
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "snapshot: table %llu/%llu %s.%s %llu rows (%s); %llu %s, %.0f "
+             "rows/s%s",
+             static_cast<unsigned long long>(table_index + 1),
+             static_cast<unsigned long long>(tables_), t.schema.c_str(),
+             t.name.c_str(), static_cast<unsigned long long>(table_rows),
+             EstimateText(t.estimate).c_str(),
+             static_cast<unsigned long long>(total_rows), OfTotal().c_str(),
+             rate, left);
+    if (tty_) {
+      fprintf(stderr, "\r%s\033[K", buf);
+      live_ = true;
+    } else {
+      LogInfo(buf);
+    }
+  }
+  void Done() {
+    if (live_) fputc('\n', stderr);
+    live_ = false;
+  }
+  // After the rows copied so far: "of ~N rows", or "rows" alone.
+  std::string OfTotal() const {
+    return all_known_ && estimate_ > 0
+               ? "of " + EstimateText(estimate_) + " rows"
+               : "rows";
+  }
+  // The rows of all tables: "~N rows" when every table has an estimate,
+  // else a floor or nothing.
+  std::string TotalText() const {
+    if (estimate_ == 0) return "estimate unknown";
+    if (all_known_) return EstimateText(estimate_) + " rows";
+    return "at least " + EstimateText(estimate_) +
+           " rows; some tables never analysed";
+  }
+
+ private:
+  bool quiet_, tty_;
+  uint64_t tables_, estimate_;
+  bool all_known_;
+  int64_t start_, last_;
+  bool live_ = false;
+};
 
 // The marker file, in the log directory, of an initial snapshot that has
 // begun and not yet been committed to the log. It names the slot created

@@ -18,8 +18,12 @@
 #include <vector>
 
 #include "cdc/base/status.h"
+#include "cdc/mariadb/values.h"
 
 struct st_mysql;
+struct st_mysql_stmt;
+struct st_mysql_bind;
+struct st_mysql_time;
 
 namespace cdc::mariadb {
 
@@ -43,6 +47,52 @@ Result<Dsn> ParseDsn(std::string_view uri);
 
 using Row = std::vector<std::optional<std::string>>;
 
+// A SELECT read row by row over the binary protocol (a prepared statement,
+// its result not buffered): numbers and times arrive in their binary form,
+// exact, and a table of any size takes one row's memory. Each column is
+// fetched as its Kind says; the connection does nothing else until the
+// stream is destroyed.
+class RowStream {
+ public:
+  enum class Kind { kSigned, kUnsigned, kFloat, kDouble, kTime, kBytes };
+  ~RowStream();
+
+  // The next row: false after the last. An error says which statement.
+  Result<bool> Next();
+  bool null(size_t i) const { return cols_[i].is_null != 0; }
+  int64_t i64(size_t i) const { return cols_[i].i64; }
+  uint64_t u64(size_t i) const { return static_cast<uint64_t>(cols_[i].i64); }
+  float f32(size_t i) const { return cols_[i].f32; }
+  double f64(size_t i) const { return cols_[i].f64; }
+  const WireTime& time(size_t i) const { return cols_[i].time; }
+  std::string_view bytes(size_t i) const {
+    return std::string_view(cols_[i].buf.data(), cols_[i].length);
+  }
+  size_t size() const { return cols_.size(); }
+
+ private:
+  friend class Connection;
+  struct Col {
+    Kind kind = Kind::kBytes;
+    int64_t i64 = 0;
+    float f32 = 0;
+    double f64 = 0;
+    WireTime time;
+    std::string buf;
+    unsigned long length = 0;
+    char is_null = 0, error = 0;
+  };
+  RowStream();  // in conn.cpp, where the libmariadb types are complete
+  Status Bind();
+  Status Error(const std::string& what) const;
+
+  st_mysql_stmt* st_ = nullptr;
+  std::string sql_;
+  std::vector<Col> cols_;
+  std::vector<st_mysql_bind> binds_;
+  std::vector<st_mysql_time> times_;  // what kTime binds fill
+};
+
 class Connection {
  public:
   ~Connection();
@@ -54,6 +104,10 @@ class Connection {
   Result<std::string> Value(const std::string& sql);
   // Quotes a string for SQL in this connection's charset.
   std::string Quote(std::string_view s);
+  // Runs a SELECT as a prepared statement and streams its rows; `kinds`
+  // has one entry per column of the result.
+  Result<std::unique_ptr<RowStream>> Stream(
+      const std::string& sql, std::vector<RowStream::Kind> kinds);
 
   // Asks for the binlog from `gtid_state` ("D-S-N", empty: the server's
   // current position) as replica `server_id`, with heartbeats every

@@ -182,21 +182,76 @@ void AppendFloat(F v, std::string* out) {
   }
 }
 
-void AppendUtcSeconds(uint64_t secs, uint64_t micros, std::string* out) {
-  out->push_back('"');
-  if (secs == 0 && micros == 0) {
-    out->append("0000-00-00T00:00:00Z\"");  // MariaDB's zero timestamp
-    return;
-  }
+// A TIMESTAMP's seconds since the epoch as UTC fields (all zero for
+// MariaDB's zero timestamp, which is stored as 0).
+WireTime UtcFields(uint64_t secs, uint64_t micros) {
+  WireTime t;
+  if (secs == 0 && micros == 0) return t;
   int64_t y;
   unsigned m, d;
   CivilFromDays(static_cast<int64_t>(secs / 86400), &y, &m, &d);
-  const uint64_t t = secs % 86400;
-  AppendDate(static_cast<uint64_t>(y), m, d, out);
-  out->push_back('T');
-  AppendClock(t / 3600, t / 60 % 60, t % 60, out);
-  AppendFraction(micros, out);
-  out->append("Z\"");
+  const uint64_t hms = secs % 86400;
+  t.year = static_cast<uint32_t>(y);
+  t.month = m;
+  t.day = d;
+  t.hour = static_cast<uint32_t>(hms / 3600);
+  t.minute = static_cast<uint32_t>(hms / 60 % 60);
+  t.second = static_cast<uint32_t>(hms % 60);
+  t.micros = static_cast<uint32_t>(micros);
+  return t;
+}
+
+// The one rendering of every temporal type, whichever path decoded it:
+// DATE "Y-M-D", TIME "[-]H:M:S[.f]", DATETIME "Y-M-DTH:M:S[.f]", TIMESTAMP
+// the same in UTC with "Z".
+void AppendTemporal(uint8_t real, const WireTime& t, std::string* out) {
+  out->push_back('"');
+  switch (real) {
+    case 10:
+    case 14:
+      AppendDate(t.year, t.month, t.day, out);
+      break;
+    case 11:
+    case 19:
+      if (t.neg) out->push_back('-');
+      AppendClock(t.hour, t.minute, t.second, out);
+      AppendFraction(t.micros, out);
+      break;
+    default:  // 12, 18 DATETIME; 7, 17 TIMESTAMP
+      AppendDate(t.year, t.month, t.day, out);
+      out->push_back('T');
+      AppendClock(t.hour, t.minute, t.second, out);
+      AppendFraction(t.micros, out);
+      if (real == 7 || real == 17) out->push_back('Z');
+      break;
+  }
+  out->push_back('"');
+}
+
+// BIT(bits) from its big-endian bytes: "0101...", most significant first.
+void AppendBitString(std::string_view b, uint32_t bits, std::string* out) {
+  const size_t len = b.size();
+  out->push_back('"');
+  for (uint32_t i = 0; i < bits; ++i) {
+    const uint32_t bit = bits - 1 - i;  // from the most significant
+    const uint8_t byte =
+        bit / 8 < len ? static_cast<uint8_t>(b[len - 1 - bit / 8]) : 0;
+    out->push_back((byte >> (bit % 8)) & 1 ? '1' : '0');
+  }
+  out->push_back('"');
+}
+
+uint32_t BitCount(const Column& c) { return (c.meta >> 8) * 8 + (c.meta & 0xFF); }
+
+// GEOMETRY as stored: the SRID (4 bytes, little-endian), then WKB.
+Status AppendGeometry(const Column& c, std::string_view b, std::string* out) {
+  if (b.size() < 4) return Truncated(c);
+  out->append("{\"srid\":");
+  AppendNumber(GetFixed32(b.data()), out);
+  out->append(",\"wkb\":\"");
+  AppendBase64(b.substr(4), out);
+  out->append("\"}");
+  return Status::OK();
 }
 
 Status AppendDecimal(const Column& c, std::string_view* in, std::string* out) {
@@ -440,6 +495,66 @@ std::string TypeName(const Column& c) {
   }
 }
 
+void AppendWireInt(int64_t v, std::string* out) { AppendNumber(v, out); }
+void AppendWireUint(uint64_t v, std::string* out) { AppendNumber(v, out); }
+void AppendWireFloat(float v, std::string* out) { AppendFloat(v, out); }
+void AppendWireDouble(double v, std::string* out) { AppendFloat(v, out); }
+
+Status AppendWireTime(const Column& c, const WireTime& t, std::string* out) {
+  switch (c.real) {
+    case 10:
+    case 14:
+    case 11:
+    case 19:
+    case 12:
+    case 18:
+    case 7:
+    case 17:
+      AppendTemporal(c.real, t, out);
+      return Status::OK();
+    default:
+      return Status::Internal("column \"" + c.name + "\" is not temporal");
+  }
+}
+
+Status AppendWireBytes(const Column& c, std::string_view b, std::string* out) {
+  switch (c.real) {
+    case 246: {  // DECIMAL's text: [-]digits[.digits], as DecodeDecimal
+      size_t i = b.starts_with('-') ? 1 : 0;
+      bool digits = false, dot = false;
+      for (; i < b.size(); ++i) {
+        if (b[i] >= '0' && b[i] <= '9') {
+          digits = true;
+        } else if (b[i] == '.' && !dot) {
+          dot = true;
+        } else {
+          digits = false;
+          break;
+        }
+      }
+      if (!digits)
+        return Status::BadInput("column \"" + c.name +
+                                "\": a DECIMAL the server sent as \"" +
+                                std::string(b.substr(0, 80)) + "\"");
+      out->push_back('"');
+      out->append(b);
+      out->push_back('"');
+      return Status::OK();
+    }
+    case 16:
+      AppendBitString(b, BitCount(c), out);
+      return Status::OK();
+    case 255:
+      return AppendGeometry(c, b, out);
+    case 245:
+      return Status::Config(
+          "column \"" + c.name +
+          "\" is MySQL's binary JSON, which cdc-capture does not read");
+    default:
+      return AppendText(c, b, out);
+  }
+}
+
 Status DecodeRowImage(const std::vector<Column>& cols,
                       const std::vector<bool>& present, std::string_view* rows,
                       std::vector<std::string>* values) {
@@ -516,21 +631,23 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
     case 14: {
       if (!Take(in, 3, &b)) return Truncated(c);
       const uint64_t v = Le(b.data(), 3);
-      out->push_back('"');
-      AppendDate(v >> 9, (v >> 5) & 15, v & 31, out);
-      out->push_back('"');
+      WireTime t;
+      t.year = static_cast<uint32_t>(v >> 9);
+      t.month = (v >> 5) & 15;
+      t.day = v & 31;
+      AppendTemporal(c.real, t, out);
       return Status::OK();
     }
     case 11: {  // old TIME: [-]HHMMSS as a 3-byte integer
       if (!Take(in, 3, &b)) return Truncated(c);
       int64_t v = static_cast<int64_t>(Le(b.data(), 3) << 40) >> 40;
-      out->push_back('"');
-      if (v < 0) {
-        out->push_back('-');
-        v = -v;
-      }
-      AppendClock(v / 10000, v / 100 % 100, v % 100, out);
-      out->push_back('"');
+      WireTime t;
+      t.neg = v < 0;
+      if (v < 0) v = -v;
+      t.hour = static_cast<uint32_t>(v / 10000);
+      t.minute = static_cast<uint32_t>(v / 100 % 100);
+      t.second = static_cast<uint32_t>(v % 100);
+      AppendTemporal(c.real, t, out);
       return Status::OK();
     }
     case 19: {  // TIME2
@@ -568,27 +685,29 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
         }
       }
       int64_t packed = intpart * (int64_t{1} << 24) + frac;
-      out->push_back('"');
-      if (packed < 0) {
-        out->push_back('-');
-        packed = -packed;
-      }
+      WireTime t;
+      t.neg = packed < 0;
+      if (packed < 0) packed = -packed;
       const uint64_t hms = static_cast<uint64_t>(packed) >> 24;
-      const uint64_t micros = static_cast<uint64_t>(packed) & 0xFFFFFF;
-      AppendClock((hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, out);
-      AppendFraction(micros, out);
-      out->push_back('"');
+      t.micros = static_cast<uint32_t>(static_cast<uint64_t>(packed) & 0xFFFFFF);
+      t.hour = static_cast<uint32_t>((hms >> 12) & 0x3FF);
+      t.minute = static_cast<uint32_t>((hms >> 6) & 63);
+      t.second = static_cast<uint32_t>(hms & 63);
+      AppendTemporal(c.real, t, out);
       return Status::OK();
     }
     case 12: {  // old DATETIME: YYYYMMDDHHMMSS as an 8-byte integer
       if (!Take(in, 8, &b)) return Truncated(c);
       const uint64_t v = Le(b.data(), 8);
-      const uint64_t d = v / 1000000, t = v % 1000000;
-      out->push_back('"');
-      AppendDate(d / 10000, d / 100 % 100, d % 100, out);
-      out->push_back('T');
-      AppendClock(t / 10000, t / 100 % 100, t % 100, out);
-      out->push_back('"');
+      const uint64_t d = v / 1000000, hms = v % 1000000;
+      WireTime t;
+      t.year = static_cast<uint32_t>(d / 10000);
+      t.month = static_cast<uint32_t>(d / 100 % 100);
+      t.day = static_cast<uint32_t>(d % 100);
+      t.hour = static_cast<uint32_t>(hms / 10000);
+      t.minute = static_cast<uint32_t>(hms / 100 % 100);
+      t.second = static_cast<uint32_t>(hms % 100);
+      AppendTemporal(c.real, t, out);
       return Status::OK();
     }
     case 18: {  // DATETIME2
@@ -600,17 +719,20 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
       if (!TakeFraction(in, fsp, &micros)) return Truncated(c);
       const uint64_t ymd = v >> 17, hms = v & ((1 << 17) - 1);
       const uint64_t ym = ymd >> 5;
-      out->push_back('"');
-      AppendDate(ym / 13, ym % 13, ymd & 31, out);
-      out->push_back('T');
-      AppendClock(hms >> 12, (hms >> 6) & 63, hms & 63, out);
-      AppendFraction(micros, out);
-      out->push_back('"');
+      WireTime t;
+      t.year = static_cast<uint32_t>(ym / 13);
+      t.month = static_cast<uint32_t>(ym % 13);
+      t.day = static_cast<uint32_t>(ymd & 31);
+      t.hour = static_cast<uint32_t>(hms >> 12);
+      t.minute = static_cast<uint32_t>((hms >> 6) & 63);
+      t.second = static_cast<uint32_t>(hms & 63);
+      t.micros = static_cast<uint32_t>(micros);
+      AppendTemporal(c.real, t, out);
       return Status::OK();
     }
     case 7: {
       if (!Take(in, 4, &b)) return Truncated(c);
-      AppendUtcSeconds(GetFixed32(b.data()), 0, out);
+      AppendTemporal(c.real, UtcFields(GetFixed32(b.data()), 0), out);
       return Status::OK();
     }
     case 17: {  // TIMESTAMP2
@@ -620,20 +742,13 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
       uint64_t micros;
       const uint64_t secs = Be(b.data(), 4);
       if (!TakeFraction(in, fsp, &micros)) return Truncated(c);
-      AppendUtcSeconds(secs, micros, out);
+      AppendTemporal(c.real, UtcFields(secs, micros), out);
       return Status::OK();
     }
     case 16: {  // BIT(n): n = bytes * 8 + bits, big-endian
-      const uint32_t bits = (c.meta >> 8) * 8 + (c.meta & 0xFF);
-      const uint32_t len = (bits + 7) / 8;
-      if (!Take(in, len, &b)) return Truncated(c);
-      out->push_back('"');
-      for (uint32_t i = 0; i < bits; ++i) {
-        const uint32_t bit = bits - 1 - i;  // from the most significant
-        const uint8_t byte = static_cast<uint8_t>(b[len - 1 - bit / 8]);
-        out->push_back((byte >> (bit % 8)) & 1 ? '1' : '0');
-      }
-      out->push_back('"');
+      const uint32_t bits = BitCount(c);
+      if (!Take(in, (bits + 7) / 8, &b)) return Truncated(c);
+      AppendBitString(b, bits, out);
       return Status::OK();
     }
     case 15:
@@ -703,16 +818,7 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
       if (!Take(in, lb, &b)) return Truncated(c);
       const uint64_t len = Le(b.data(), lb);
       if (!Take(in, len, &b)) return Truncated(c);
-      if (c.real == 255) {
-        // SRID (4 bytes, little-endian) and the well-known binary.
-        if (b.size() < 4) return Truncated(c);
-        out->append("{\"srid\":");
-        AppendNumber(GetFixed32(b.data()), out);
-        out->append(",\"wkb\":\"");
-        AppendBase64(b.substr(4), out);
-        out->append("\"}");
-        return Status::OK();
-      }
+      if (c.real == 255) return AppendGeometry(c, b, out);
       if (c.real == 245)
         return Status::Config(
             "column \"" + c.name +

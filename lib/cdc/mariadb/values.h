@@ -47,6 +47,29 @@ struct Column {
   const std::vector<std::string>* labels = nullptr;  // ENUM and SET
 };
 
+// A DATE, TIME, DATETIME or TIMESTAMP as the binary protocol gives it
+// (MYSQL_TIME): `hour` counts whole hours of a TIME (up to 838).
+struct WireTime {
+  bool neg = false;
+  uint32_t year = 0, month = 0, day = 0;
+  uint32_t hour = 0, minute = 0, second = 0, micros = 0;
+};
+
+// Appends the JSON of a value a prepared statement's row gives (the binary
+// protocol; see RowStream), exactly as AppendValue renders the same value
+// from a row image. Integers, YEAR: Int/Uint; FLOAT and DOUBLE: Float and
+// Double; temporal types: Time (TIMESTAMP read in a session whose
+// time_zone is +00:00); everything else: Bytes, the value as the server
+// sends it with character_set_results NULL (DECIMAL's text, BIT's bytes,
+// text in the column's charset, ENUM and SET labels, GEOMETRY's SRID and
+// WKB). BadInput for bytes that are not a value of the column's type.
+void AppendWireInt(int64_t v, std::string* out);
+void AppendWireUint(uint64_t v, std::string* out);
+void AppendWireFloat(float v, std::string* out);
+void AppendWireDouble(double v, std::string* out);
+Status AppendWireTime(const Column& c, const WireTime& t, std::string* out);
+Status AppendWireBytes(const Column& c, std::string_view b, std::string* out);
+
 // Decodes the value at the front of *in for `c`, appends its JSON and
 // advances *in past it. BadInput when the bytes end early or do not form
 // a value of the type; Config for a type this release does not read.
