@@ -107,6 +107,8 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
     run "integration $t (ASan+UBSan)" env BIN="$ROOT/build-san/tools" \
       bash "tests/integration/${t}_test.sh"
   done
+  run "integration mariadb_snapshot (ASan+UBSan)" env BIN="$ROOT/build-san/tools" \
+    ROWS=30000 bash tests/integration/mariadb_snapshot_test.sh
   # Each fuzz target briefly on its corpus (scripts/fuzz.sh --seconds 600
   # is the long run).
   run "fuzz (${FUZZ_SECONDS:-5} s each)" env FUZZ_BUILD="$ROOT/build-san" \

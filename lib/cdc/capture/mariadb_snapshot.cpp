@@ -112,8 +112,8 @@ Status MapColumn(const mariadb::Row& r, size_t index, Plan* p,
   c.key = r[kColumnKey].value_or("") == "PRI";
   c.is_unsigned = full.find(" unsigned") != std::string::npos;
   const auto num = [&](int f) -> uint16_t {
-    return static_cast<uint16_t>(std::strtoul(r[f].value_or("0").c_str(),
-                                              nullptr, 10));
+    return static_cast<uint16_t>(
+        std::strtoul(r[f].value_or("0").c_str(), nullptr, 10));
   };
   std::string expr = QuoteName(c.name);
   Kind kind = Kind::kBytes;
@@ -183,8 +183,8 @@ Status MapColumn(const mariadb::Row& r, size_t index, Plan* p,
     expr = "CAST(" + expr + " AS BINARY(" + std::to_string(n) + "))";
     charset = "binary";
   } else {
-    return Status::Config("column \"" + c.name + "\" of " + p->table.db +
-                          "." + p->table.name + " has type " + full +
+    return Status::Config("column \"" + c.name + "\" of " + p->table.db + "." +
+                          p->table.name + " has type " + full +
                           ", which the MariaDB snapshot does not read "
                           "(leave the table out with --table, or use "
                           "--snapshot never)");
@@ -217,8 +217,9 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
       conn->Exec("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"));
   CDC_RETURN_IF_ERROR(
       conn->Exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"));
-  CDC_ASSIGN_OR_RETURN(std::vector<mariadb::Row> st,
-                       conn->Query("SHOW SESSION STATUS LIKE 'binlog_snapshot_%'"));
+  CDC_ASSIGN_OR_RETURN(
+      std::vector<mariadb::Row> st,
+      conn->Query("SHOW SESSION STATUS LIKE 'binlog_snapshot_%'"));
   std::string file, pos;
   for (const mariadb::Row& r : st) {
     if (r.size() < 2 || !r[0] || !r[1]) continue;
@@ -231,15 +232,14 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
         "the server gives no binlog position for a consistent snapshot "
         "(Binlog_snapshot_file/position): is log_bin on?");
   MariaSnapshotResult res;
-  CDC_ASSIGN_OR_RETURN(
-      std::string gtids,
-      conn->Value("SELECT BINLOG_GTID_POS(" + conn->Quote(file) + ", " + pos +
-                  ")"));
+  CDC_ASSIGN_OR_RETURN(std::string gtids,
+                       conn->Value("SELECT BINLOG_GTID_POS(" +
+                                   conn->Quote(file) + ", " + pos + ")"));
   for (size_t at = 0; at < gtids.size();) {
     size_t comma = gtids.find(',', at);
     if (comma == std::string::npos) comma = gtids.size();
-    CDC_ASSIGN_OR_RETURN(mariadb::Gtid g, mariadb::ParseGtidText(
-                                              gtids.substr(at, comma - at)));
+    CDC_ASSIGN_OR_RETURN(mariadb::Gtid g,
+                         mariadb::ParseGtidText(gtids.substr(at, comma - at)));
     if (g.domain == in.domain) {
       res.seqno = g.seqno;
       res.server_id = g.server_id;
@@ -248,7 +248,8 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
   }
   if (res.seqno == 0) {
     CDC_ASSIGN_OR_RETURN(std::string id, conn->Value("SELECT @@server_id"));
-    res.server_id = static_cast<uint32_t>(std::strtoul(id.c_str(), nullptr, 10));
+    res.server_id =
+        static_cast<uint32_t>(std::strtoul(id.c_str(), nullptr, 10));
     if (res.server_id == 0) res.server_id = 1;
   }
 
@@ -321,11 +322,11 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
   m->snapshot_rows = 0;
   m->snapshot_rows_estimate = estimate;
   SnapshotProgress progress(o.quiet, plans.size(), estimate, all_known);
-  const std::string gtid_text =
-      res.seqno == 0 ? std::string("(none)")
-                     : std::to_string(in.domain) + "-" +
-                           std::to_string(res.server_id) + "-" +
-                           std::to_string(res.seqno);
+  const std::string gtid_text = res.seqno == 0
+                                    ? std::string("(none)")
+                                    : std::to_string(in.domain) + "-" +
+                                          std::to_string(res.server_id) + "-" +
+                                          std::to_string(res.seqno);
   if (!o.quiet)
     LogInfo("initial snapshot of " + std::to_string(plans.size()) +
             " tables (" + progress.TotalText() + ") at GTID " + gtid_text +

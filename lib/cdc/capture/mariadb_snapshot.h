@@ -38,8 +38,7 @@ struct MariaSnapshotInput {
   mariadb::Dsn dsn;
   uint32_t domain = 0;  // the log's GTID domain
   // Whether capture reads db.table (--table).
-  std::function<bool(const std::string& db, const std::string& table)>
-      selected;
+  std::function<bool(const std::string& db, const std::string& table)> selected;
   // Called often (at least every few thousand rows): metrics, watchdog.
   std::function<void()> tick;
 };

@@ -1,8 +1,5 @@
 #include "cdc/capture/mariadb_source.h"
 
-#include "cdc/capture/mariadb_snapshot.h"
-#include "cdc/capture/mariadb_table.h"
-
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -18,6 +15,8 @@
 #include "cdc/base/lsn.h"
 #include "cdc/base/prometheus.h"
 #include "cdc/base/time.h"
+#include "cdc/capture/mariadb_snapshot.h"
+#include "cdc/capture/mariadb_table.h"
 #include "cdc/event/json_text.h"
 #include "cdc/log/log_dir.h"
 #include "cdc/log/schemas.h"

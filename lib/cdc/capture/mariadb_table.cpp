@@ -40,8 +40,8 @@ Status Describe(Table* t, bool labels_utf8) {
         else
           utf8 = (*c.labels)[k];
         if (!event::AppendJsonString(utf8, &s))
-          return Status::BadInput("a label of " + t->db + "." + t->name +
-                                  "." + c.name + " is not valid text");
+          return Status::BadInput("a label of " + t->db + "." + t->name + "." +
+                                  c.name + " is not valid text");
       }
       s.push_back(']');
     } else if (c.charset != nullptr) {

@@ -24,11 +24,11 @@
 
 #include "cdc/base/logging.h"
 #include "cdc/base/lsn.h"
-#include "cdc/base/time.h"
-#include "cdc/capture/tables.h"
 #include "cdc/base/status.h"
+#include "cdc/base/time.h"
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/options.h"
+#include "cdc/capture/tables.h"
 #include "cdc/log/writer.h"
 #include "cdc/pg/encoding.h"
 #include "cdc/pg/types.h"
@@ -38,11 +38,12 @@ namespace cdc::capture {
 inline constexpr int64_t kTtyProgressEveryUs = 500000;
 inline constexpr int64_t kLogProgressEveryUs = 60000000;
 
-// An initial snapshot's progress on stderr: a line kept up to date on a terminal, else one line
-// a minute (the log of a service).
+// An initial snapshot's progress on stderr: a line kept up to date on a
+// terminal, else one line a minute (the log of a service).
 class SnapshotProgress {
  public:
-  SnapshotProgress(bool quiet, uint64_t tables, uint64_t estimate, bool all_known)
+  SnapshotProgress(bool quiet, uint64_t tables, uint64_t estimate,
+                   bool all_known)
       : quiet_(quiet),
         tty_(isatty(STDERR_FILENO) == 1),
         tables_(tables),

@@ -323,7 +323,6 @@ void Connection::Shutdown() {
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
 
-
 RowStream::RowStream() = default;
 
 RowStream::~RowStream() {

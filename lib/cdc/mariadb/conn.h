@@ -106,8 +106,8 @@ class Connection {
   std::string Quote(std::string_view s);
   // Runs a SELECT as a prepared statement and streams its rows; `kinds`
   // has one entry per column of the result.
-  Result<std::unique_ptr<RowStream>> Stream(
-      const std::string& sql, std::vector<RowStream::Kind> kinds);
+  Result<std::unique_ptr<RowStream>> Stream(const std::string& sql,
+                                            std::vector<RowStream::Kind> kinds);
 
   // Asks for the binlog from `gtid_state` ("D-S-N", empty: the server's
   // current position) as replica `server_id`, with heartbeats every

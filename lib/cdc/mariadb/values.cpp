@@ -241,7 +241,9 @@ void AppendBitString(std::string_view b, uint32_t bits, std::string* out) {
   out->push_back('"');
 }
 
-uint32_t BitCount(const Column& c) { return (c.meta >> 8) * 8 + (c.meta & 0xFF); }
+uint32_t BitCount(const Column& c) {
+  return (c.meta >> 8) * 8 + (c.meta & 0xFF);
+}
 
 // GEOMETRY as stored: the SRID (4 bytes, little-endian), then WKB.
 Status AppendGeometry(const Column& c, std::string_view b, std::string* out) {
@@ -689,7 +691,8 @@ Status AppendValue(const Column& c, std::string_view* in, std::string* out) {
       t.neg = packed < 0;
       if (packed < 0) packed = -packed;
       const uint64_t hms = static_cast<uint64_t>(packed) >> 24;
-      t.micros = static_cast<uint32_t>(static_cast<uint64_t>(packed) & 0xFFFFFF);
+      t.micros =
+          static_cast<uint32_t>(static_cast<uint64_t>(packed) & 0xFFFFFF);
       t.hour = static_cast<uint32_t>((hms >> 12) & 0x3FF);
       t.minute = static_cast<uint32_t>((hms >> 6) & 63);
       t.second = static_cast<uint32_t>(hms & 63);
