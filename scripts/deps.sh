@@ -23,7 +23,7 @@ PACKAGES=(
   libnats-dev libjemalloc-dev libmariadb-dev libdeflate-dev
   postgresql-15 postgresql-client-15 redis-server nats-server
   mariadb-server mariadb-client
-  python3 procps time openssl man-db systemd adduser curl
+  python3 procps time openssl man-db systemd adduser curl iproute2 nftables
   clang-14 libclang-rt-14-dev prometheus gnuplot-nox
 )
 

@@ -81,6 +81,12 @@ for v in $PG_VERSIONS; do
   fi
 done
 
+# Quiet network faults between capture and PostgreSQL, short
+# (NETFAULT_LONG=1 adds a 5-minute blackhole and one during the snapshot).
+for t in tests/netfault/*_test.sh; do
+  run "netfault $(basename "$t" _test.sh)" env BIN="$ROOT/build/tools" bash "$t"
+done
+
 # The chaos harness, short (tests/chaos/run.sh --seconds 1000 --pace 0.25
 # --backup-every 20 is the long mode).
 run "chaos (${CHAOS_SECONDS:-120} s)" env BIN="$ROOT/build/tools" \

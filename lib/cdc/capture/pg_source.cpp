@@ -32,6 +32,8 @@ namespace cdc::capture {
 namespace {
 
 constexpr int64_t kPositionFrameEveryUs = 1000000;  // keepalive positions
+constexpr int64_t kPingAfterUs = 10000000;          // silence before a ping
+constexpr int64_t kDeadAfterUs = 10000000;          // an unanswered ping: dead
 // A new durable position is acknowledged within this (the status interval
 // bounds the rest). Each acknowledgement costs the walsender a slot update,
 // and a slot that advances once a second releases WAL soon enough.
@@ -88,6 +90,12 @@ class PgSource : public Source {
   Status HandleKeepalive(pg::Connection& conn, std::string_view msg);
   Status Append(pg::EventLines& events) { return e_.Append(events); }
   Status SendStatus(pg::Connection& conn, bool reply);
+  // A server that sent nothing for kPingAfterUs is asked for an answer (a
+  // status update with its reply flag); one that does not answer within
+  // kDeadAfterUs more is taken for dead: Unavailable, and the engine
+  // reconnects. A network that drops packets without a word is thus
+  // noticed in at most kPingAfterUs + kDeadAfterUs, whatever TCP does.
+  Status CheckAlive(int64_t now);
   Status RecordPosition(Lsn wal_end, int64_t now);
   // What may be acknowledged: the position of the last durable frame,
   // which for a lone message is its LSN itself (see log/position.h).
@@ -120,6 +128,13 @@ class PgSource : public Source {
   bool idle_done_ = false;
   int64_t last_status_ = 0;
   int64_t last_position_frame_ = 0;
+  // Liveness: messages read (counted, not timed, per message), the count
+  // Timers last saw and when it moved, and when a ping was sent unanswered.
+  uint64_t messages_ = 0;
+  uint64_t messages_seen_ = 0;
+  int64_t alive_us_ = 0;
+  int64_t ping_us_ = 0;
+  bool paused_ = false;
   // A keepalive's WAL end not yet recorded because a position frame was
   // written less than kPositionFrameEveryUs ago (0: none).
   Lsn deferred_wal_end_ = 0;
@@ -277,6 +292,26 @@ Status PgSource::SendStatus(pg::Connection& conn, bool reply) {
   return Status::OK();
 }
 
+Status PgSource::CheckAlive(int64_t now) {
+  if (messages_ != messages_seen_ || paused_ || alive_us_ == 0) {
+    // Reading paused for disk space leaves messages unread: not silence.
+    messages_seen_ = messages_;
+    alive_us_ = now;
+    ping_us_ = 0;
+    return Status::OK();
+  }
+  if (ping_us_ == 0) {
+    if (now - alive_us_ < kPingAfterUs) return Status::OK();
+    ping_us_ = now;
+    return SendStatus(*conn_, true);
+  }
+  if (now - ping_us_ < kDeadAfterUs) return Status::OK();
+  return Status::Unavailable(
+      "PostgreSQL sent nothing for " +
+      std::to_string((now - alive_us_) / 1000000) +
+      " s and did not answer a ping: the connection is taken for dead");
+}
+
 void PgSource::Tick(int64_t now, bool pausing) {
   inc_->Tick(now, pausing);
   // --exit-when-idle waits for incremental snapshots to finish.
@@ -286,6 +321,7 @@ void PgSource::Tick(int64_t now, bool pausing) {
 Status PgSource::Timers(int64_t now, bool pausing) {
   (void)pausing;
   m_.received_lsn = received_;
+  CDC_RETURN_IF_ERROR(CheckAlive(now));
   if (deferred_wal_end_ != 0 && !in_txn_ && !w_->in_txn() &&
       now - last_position_frame_ >= kPositionFrameEveryUs) {
     // A transaction received since the keepalive has a commit LSN at or
@@ -356,6 +392,8 @@ Status PgSource::Stream(pg::Connection& conn, const SlotState& slot) {
   // PostgreSQL skips commits below the start position as if acknowledged.
   const Lsn start = resume_.FlushLsn();
   CDC_RETURN_IF_ERROR(conn.StartReplication(o_.slot, start, o_.publication));
+  alive_us_ = 0;  // the silence counts from the first check
+  messages_seen_ = messages_;
   Say("streaming from slot " + o_.slot + " (log at " +
       (resume_.valid ? FormatLsn(resume_.lsn) : std::string("start")) +
       ", slot confirmed " + FormatLsn(slot.confirmed_flush) + ")");
@@ -374,11 +412,13 @@ Result<bool> PgSource::Next() {
             : "PostgreSQL ended the replication stream: " +
                   conn_->end_reason());
   if (got == 0) return false;
+  ++messages_;
   CDC_RETURN_IF_ERROR(Handle(*conn_, msg));
   return true;
 }
 
 Result<bool> PgSource::Wait(int64_t wait_us, bool paused) {
+  paused_ = paused;
   pollfd p{conn_->socket(), static_cast<short>(paused ? 0 : POLLIN), 0};
   const timespec wait{static_cast<time_t>(wait_us / 1000000),
                       static_cast<long>(wait_us % 1000000) * 1000};

@@ -193,9 +193,25 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
   // reg* types print their names qualified unless visible on the search
   // path: a role's own search_path must not change the text.
   if (pin_search_path) settings += " -c search_path=pg_catalog";
-  std::vector<const char*> keys = {"dbname", "client_encoding", "options",
+  // Defaults a DSN overrides (it is expanded after them): a connect that
+  // gets no answer gives up after 10 s instead of waiting without limit,
+  // and TCP probes an idle connection after 30 s, declaring it dead after
+  // three unanswered probes 10 s apart.
+  std::vector<const char*> keys = {"connect_timeout",
+                                   "keepalives_idle",
+                                   "keepalives_interval",
+                                   "keepalives_count",
+                                   "dbname",
+                                   "client_encoding",
+                                   "options",
                                    "fallback_application_name"};
-  std::vector<const char*> vals = {conninfo.c_str(), "UTF8", settings.c_str(),
+  std::vector<const char*> vals = {"10",
+                                   "30",
+                                   "10",
+                                   "3",
+                                   conninfo.c_str(),
+                                   "UTF8",
+                                   settings.c_str(),
                                    application_name};
   if (replication) {
     keys.push_back("replication");
