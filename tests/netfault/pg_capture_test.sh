@@ -20,10 +20,7 @@
 # Needs root (ip netns, nft); says so and stops otherwise.
 source "$(dirname "$0")/../integration/lib.sh"
 source "$HERE/wl.sh"
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: network faults need root (ip netns, nft)"
-  exit 0
-fi
+source "$(dirname "$0")/lib.sh"
 LONG=${NETFAULT_LONG:-0}
 
 pg_start "$T"
@@ -31,67 +28,18 @@ wl_schema
 psql_q -c "CREATE TABLE fat (id int PRIMARY KEY, pad text)"
 psql_q -c "INSERT INTO fat SELECT g, repeat('f', 200) FROM generate_series(1, 300000) g"
 
-# The path: host end $SUB.1 (PostgreSQL), namespace end $SUB.2 (capture).
-NS=cdcnf$$
-VH=nfh$$
-VN=nfn$$
-SUB=10.$((RANDOM % 200 + 20)).$((RANDOM % 250))
-ip netns add "$NS"
-at_exit "ip netns del $NS"
-ip link add "$VH" type veth peer name "$VN"
-at_exit "ip link del $VH"
-ip link set "$VN" netns "$NS"
-ip addr add "$SUB.1/30" dev "$VH"
-ip link set "$VH" up
-ip netns exec "$NS" ip addr add "$SUB.2/30" dev "$VN"
-ip netns exec "$NS" ip link set "$VN" up
-ip netns exec "$NS" ip link set lo up
 psql_q -c "ALTER SYSTEM SET listen_addresses = '$SUB.1'" >/dev/null
 printf 'host all all %s.0/30 trust\nhost replication all %s.0/30 trust\n' "$SUB" "$SUB" >> "$T/pg/pg_hba.conf"
 pg_restart
 NDSN="host=$SUB.1 port=$PGPORT user=postgres dbname=postgres"
-
-# The faults. nftables drops packets on the pair, both ways: all of them
-# (blackhole) or a share (loss PCT). tc netem, where the kernel has it,
-# delays, reorders and duplicates. heal: back to a clean path.
-nft add table inet "$NS"
-at_exit "nft delete table inet $NS"
-nft add chain inet "$NS" in "{ type filter hook input priority 0; }"
-nft add chain inet "$NS" out "{ type filter hook output priority 0; }"
-blackhole() {
-  nft add rule inet "$NS" in iifname "$VH" drop
-  nft add rule inet "$NS" out oifname "$VH" drop
-}
-loss() {
-  nft add rule inet "$NS" in iifname "$VH" numgen random mod 100 "<" "$1" drop
-  nft add rule inet "$NS" out oifname "$VH" numgen random mod 100 "<" "$1" drop
-}
-netem() {
-  tc qdisc replace dev "$VH" root netem "$@" &&
-    ip netns exec "$NS" tc qdisc replace dev "$VN" root netem "$@"
-}
-heal() {
-  nft flush chain inet "$NS" in 2>/dev/null || true
-  nft flush chain inet "$NS" out 2>/dev/null || true
-  tc qdisc del dev "$VH" root 2>/dev/null || true
-  ip netns exec "$NS" tc qdisc del dev "$VN" root 2>/dev/null || true
-}
-at_exit heal
 
 capture_start() {
   ip netns exec "$NS" cdc-capture --log "$T/log" --dsn "$NDSN" --table a,b,c,fat \
     --status-interval 1 --reconnect-max 10m 2>>"$T/capture.err" &
   CAP=$!
 }
-# Waits (up to $2 s) until capture's stderr has had $1 more lines matching.
-wait_err() {
-  local pat=$1 secs=$2 before=${3:-0} i
-  for i in $(seq $((secs * 10))); do
-    [ "$(grep -c -- "$pat" "$T/capture.err" || true)" -gt "$before" ] && return 0
-    sleep 0.1
-  done
-  return 1
-}
+# wait_err PATTERN SECS [BEFORE]: see wait_more.
+wait_err() { wait_more "$1" "$T/capture.err" "$2" "${3:-0}"; }
 # Workload batches until $T/stop exists.
 n=1
 workload() {
@@ -196,7 +144,8 @@ touch "$T/stop"
 wait "$WL"
 wait_marker netfault-done
 kill -TERM "$CAP"
-wait "$CAP" || fail "capture did not exit 0 on SIGTERM: $(tail -3 "$T/capture.err")"
+rc=0; wait "$CAP" || rc=$?
+[ "$rc" = 0 ] || { tail -5 "$T/capture.err" >&2; fail "capture exited $rc on SIGTERM"; }
 check_acked "at the end"
 cdc-tail --log "$T/log" --schema-changes | python3 -c '
 import json, sys

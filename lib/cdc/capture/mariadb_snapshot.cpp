@@ -338,25 +338,9 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
                            ",\"ts\":\"" + FormatTimestamp(ts) + "\",\"op\":\"";
   std::string tail = ",\"file\":";
   (void)event::AppendJsonString(file, &tail);
-  tail += ",\"pos\":" + pos;
-  std::string held;  // the last row, until we know whether it is the last
-  bool held_first = false;
-  auto flush_held = [&](bool last) -> Status {
-    if (held.empty()) return Status::OK();
-    const char* tag =
-        held_first ? (last ? "only" : "first") : (last ? "last" : nullptr);
-    if (tag != nullptr) {
-      held.append(",\"snapshot\":\"");
-      held.append(tag);
-      held.push_back('"');
-    }
-    held.push_back('}');
-    m->bytes += held.size();
-    ++res.events;
-    Status s = w.AppendTaking(&held);
-    held.clear();
-    return s;
-  };
+  tail += ",\"pos\":" + pos + "}";
+  HeldSnapshotRow held(w, m, &res.events);
+  std::string row;
   std::vector<std::string> values;
   for (size_t ti = 0; ti < plans.size(); ++ti) {
     const Plan& p = *plans[ti];
@@ -406,6 +390,17 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
           }
         }
       }
+      row = head;
+      row.append("r\"");
+      row.append(t.names_json);
+      row.append(",\"key\":");
+      if (t.has_key)
+        maria::AppendObject(t.columns, values, true, &row);
+      else
+        row.append("null");
+      row.append(",\"before\":null,\"after\":");
+      maria::AppendObject(t.columns, values, false, &row);
+      row.append(tail);
       if (table_rows == 0) {
         // The table's schema event comes with its first row.
         std::string schema = head + "s\"" + t.names_json + t.shape;
@@ -413,22 +408,8 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
         ++res.events;
         CDC_RETURN_IF_ERROR(w.AppendSchema(schema));
         res.shapes[t.names_json] = t.shape;
-      } else {
-        CDC_RETURN_IF_ERROR(w.EventFollows());
-        CDC_RETURN_IF_ERROR(flush_held(false));
       }
-      held = head;
-      held.append("r\"");
-      held.append(t.names_json);
-      held.append(",\"key\":");
-      if (t.has_key)
-        maria::AppendObject(t.columns, values, true, &held);
-      else
-        held.append("null");
-      held.append(",\"before\":null,\"after\":");
-      maria::AppendObject(t.columns, values, false, &held);
-      held.append(tail);
-      held_first = table_rows == 0;
+      CDC_RETURN_IF_ERROR(held.Hold(&row, table_rows == 0));
       ++table_rows;
       ++m->snapshot_rows;
       if ((table_rows & 1023) == 0) {
@@ -445,7 +426,7 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
         if (in.tick) in.tick();
       }
     }
-    CDC_RETURN_IF_ERROR(flush_held(true));
+    CDC_RETURN_IF_ERROR(held.Flush(true));
     res.rows += table_rows;
     ++m->snapshot_tables_done;
     progress.Update(shown, ti, table_rows, m->snapshot_rows, true);

@@ -36,6 +36,7 @@ using mariadb::Gtid;
 
 constexpr int64_t kPositionFrameEveryUs = 1000000;
 constexpr double kHeartbeatS = 1.0;
+constexpr unsigned kDumpTimeoutS = 9;  // silence taken for a dead server
 // Events read ahead of the engine, at most (one larger event always fits).
 constexpr size_t kQueueBytes = 64u << 20;
 
@@ -374,7 +375,8 @@ Status MariaDbSource::Start(bool* stopped) {
     idle_at_ = BinlogPos{*st[0][0], std::stoull(*st[0][1])};
   }
   idle_done_ = false;
-  CDC_ASSIGN_OR_RETURN(dump_, Connection::Connect(dsn_));
+  // A dead server is noticed within a few heartbeats: the read timeout.
+  CDC_ASSIGN_OR_RETURN(dump_, Connection::Connect(dsn_, kDumpTimeoutS));
   CDC_RETURN_IF_ERROR(dump_->StartDump(server_id_, gtid, kHeartbeatS));
   // Events before the format description (the rotate a dump starts with)
   // are checksummed as the server's setting says.

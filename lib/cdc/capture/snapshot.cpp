@@ -42,6 +42,33 @@ Result<std::string> ReadSnapshotMarker(const std::string& log_dir) {
   return text.substr(5, text.size() - 6);
 }
 
+Status HeldSnapshotRow::Hold(std::string* row, bool first) {
+  if (!held_.empty()) {
+    CDC_RETURN_IF_ERROR(w_.EventFollows());
+    CDC_RETURN_IF_ERROR(Flush(false));
+  }
+  held_.swap(*row);
+  first_ = first;
+  return Status::OK();
+}
+
+Status HeldSnapshotRow::Flush(bool last) {
+  if (held_.empty()) return Status::OK();
+  const char* tag =
+      first_ ? (last ? "only" : "first") : (last ? "last" : nullptr);
+  if (tag != nullptr) {
+    held_.pop_back();  // the event's closing brace
+    held_.append(",\"snapshot\":\"");
+    held_.append(tag);
+    held_.append("\"}");
+  }
+  m_->bytes += held_.size();
+  ++*events_;
+  Status s = w_.AppendTaking(&held_);
+  held_.clear();
+  return s;
+}
+
 Status RemoveSnapshotMarker(const std::string& log_dir) {
   const std::string path = SnapshotMarkerPath(log_dir);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
@@ -101,27 +128,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
     events.clear();
     return Status::OK();
   };
-  // A row is held back until the next one comes, so that a table's last
-  // row can be tagged: "snapshot":"first" on its first row, "last" on its
-  // last, "only" on the one row of a table of one.
-  std::string held;
-  bool held_first = false;
-  auto flush_held = [&](bool last) -> Status {
-    if (held.empty()) return Status::OK();
-    const char* tag =
-        held_first ? (last ? "only" : "first") : (last ? "last" : nullptr);
-    if (tag != nullptr) {
-      held.pop_back();  // the event's closing brace
-      held.append(",\"snapshot\":\"");
-      held.append(tag);
-      held.append("\"}");
-    }
-    m->bytes += held.size();
-    ++res.events;
-    Status s = w.AppendTaking(&held);
-    held.clear();
-    return s;
-  };
+  HeldSnapshotRow held(w, m, &res.events);
   std::vector<bool> generated;
   for (size_t ti = 0; ti < tables.size(); ++ti) {
     const Table& t = tables[ti];
@@ -144,21 +151,18 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
           if (!s.ok()) return s.Annotate(t.schema + "." + t.name);
           events.clear();
           CDC_RETURN_IF_ERROR(builder.ApplySnapshotRead(row, &events));
-          if (!held.empty()) {
-            CDC_RETURN_IF_ERROR(w.EventFollows());
-            CDC_RETURN_IF_ERROR(flush_held(false));
-          }
-          held_first = table_rows == 0;
           // The table's first row comes after its schema event.
           const size_t row_line = events.size() - 1;
           if (row_line > 0) {
             std::string row_text;
             row_text.swap(*events.mutable_line(row_line));
             events.Truncate(row_line);
+            CDC_RETURN_IF_ERROR(held.Flush(false));
             CDC_RETURN_IF_ERROR(append());
-            held.swap(row_text);
+            CDC_RETURN_IF_ERROR(held.Hold(&row_text, table_rows == 0));
           } else {
-            held.swap(*events.mutable_line(0));
+            CDC_RETURN_IF_ERROR(
+                held.Hold(events.mutable_line(0), table_rows == 0));
           }
           events.clear();
           ++table_rows;
@@ -182,7 +186,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
     }
     if (!copied.ok())
       return copied.Annotate("snapshot of " + t.schema + "." + t.name);
-    CDC_RETURN_IF_ERROR(flush_held(true));
+    CDC_RETURN_IF_ERROR(held.Flush(true));
     res.rows += table_rows;
     ++m->snapshot_tables_done;
     progress.Update(t, ti, table_rows, m->snapshot_rows, true);

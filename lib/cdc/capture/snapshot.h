@@ -110,6 +110,29 @@ class SnapshotProgress {
   bool live_ = false;
 };
 
+// The rows of an initial snapshot on their way into the log. Each row is
+// held until the next comes, so that a table's first row can carry
+// "snapshot":"first", its last "last", and the row of a table of one
+// "only". Counts the events and bytes it writes.
+class HeldSnapshotRow {
+ public:
+  HeldSnapshotRow(log::LogWriter& w, Metrics* m, uint64_t* events)
+      : w_(w), m_(m), events_(events) {}
+  // Writes the row held, if any (another follows it), and holds *row (a
+  // whole event, closing brace included; *row is left with the old
+  // buffer), the first of its table when `first`.
+  Status Hold(std::string* row, bool first);
+  // Writes the row held, the last of its table when `last`.
+  Status Flush(bool last);
+
+ private:
+  log::LogWriter& w_;
+  Metrics* m_;
+  uint64_t* events_;
+  std::string held_;
+  bool first_ = false;
+};
+
 // The marker file, in the log directory, of an initial snapshot that has
 // begun and not yet been committed to the log. It names the slot created
 // for it.

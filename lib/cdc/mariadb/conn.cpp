@@ -177,7 +177,8 @@ Status Connection::Error(const std::string& what) const {
   }
 }
 
-Result<std::unique_ptr<Connection>> Connection::Connect(const Dsn& d) {
+Result<std::unique_ptr<Connection>> Connection::Connect(const Dsn& d,
+                                                        unsigned io_timeout_s) {
   MYSQL* m = mysql_init(nullptr);
   if (m == nullptr) return Status::Internal("mysql_init failed");
   std::unique_ptr<Connection> c(new Connection(m));
@@ -186,8 +187,8 @@ Result<std::unique_ptr<Connection>> Connection::Connect(const Dsn& d) {
   unsigned timeout = 10;
   mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
   // No statement of ours waits on the server for long: a peer silent this
-  // long is dead (the dump connection sets its own, by the heartbeat).
-  unsigned io_timeout = 30;
+  // long is dead (the dump connection's bound is a few heartbeats).
+  unsigned io_timeout = io_timeout_s;
   mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
   mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
   if (!d.ssl_ca.empty()) mysql_optionsv(m, MYSQL_OPT_SSL_CA, d.ssl_ca.c_str());
@@ -283,9 +284,6 @@ Status Connection::StartDump(uint32_t server_id, const std::string& gtid_state,
   const uint64_t ns = static_cast<uint64_t>(heartbeat_s * 1e9);
   CDC_RETURN_IF_ERROR(
       Exec("SET @master_heartbeat_period = " + std::to_string(ns)));
-  // A dead peer is noticed within a few heartbeats.
-  unsigned read_timeout = static_cast<unsigned>(heartbeat_s * 4 + 5);
-  mysql_optionsv(m_, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
   char buf[10];
   PutFixed32(buf, 4);              // position: the file's start
   PutFixed16(buf + 4, 0);          // flags: block at the end

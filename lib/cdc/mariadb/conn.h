@@ -96,7 +96,10 @@ class RowStream {
 class Connection {
  public:
   ~Connection();
-  static Result<std::unique_ptr<Connection>> Connect(const Dsn& dsn);
+  // `io_timeout_s`: a read or write waiting longer fails (libmariadb takes
+  // it at connect only; a binlog reader passes its heartbeat's bound).
+  static Result<std::unique_ptr<Connection>> Connect(
+      const Dsn& dsn, unsigned io_timeout_s = 30);
 
   Status Exec(const std::string& sql);
   Result<std::vector<Row>> Query(const std::string& sql);
@@ -111,7 +114,8 @@ class Connection {
 
   // Asks for the binlog from `gtid_state` ("D-S-N", empty: the server's
   // current position) as replica `server_id`, with heartbeats every
-  // `heartbeat_s` seconds. The connection then only reads events.
+  // `heartbeat_s` seconds. The connection then only reads events; connect
+  // it with an io timeout of a few heartbeats, so a dead peer is noticed.
   Status StartDump(uint32_t server_id, const std::string& gtid_state,
                    double heartbeat_s);
   // The next event of the dump, without the packet's leading OK byte;
