@@ -36,14 +36,7 @@ Status RunSnapshot(const std::string& dir, const SnapshotFlags& f) {
   if (!f.timeout.empty()) {
     CDC_ASSIGN_OR_RETURN(limit_us, tools::ParseDuration(f.timeout));
   }
-  CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
-  if (id.source && id.source->is_mariadb())
-    return Status::Config(
-        "incremental snapshots of a MariaDB log are not supported yet; to "
-        "copy " +
-        f.table +
-        " again, start a new log (its initial snapshot "
-        "copies every selected table)");
+  CDC_RETURN_IF_ERROR(log::ReadIdentity(dir).status());
   CDC_ASSIGN_OR_RETURN(
       log::IncrementalSnapshot s,
       log::RequestIncrementalSnapshot(dir, name.first, name.second,

@@ -11,12 +11,10 @@
 
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
-#include "cdc/capture/tables.h"
+#include "cdc/capture/tables.h"  // EstimateText
 #include "cdc/event/stored.h"
 #include "cdc/log/reader.h"
 #include "cdc/log/snapshots.h"
-#include "cdc/pg/conn.h"
-#include "cdc/pg/copy_text.h"
 
 namespace cdc::capture {
 
@@ -30,18 +28,13 @@ constexpr int64_t kLogProgressEveryUs = 60000000;
 
 using Json = nlohmann::json;
 
-// What the worker found: a table described (validation), a chunk read,
-// or a failure.
+// What the worker found: a table validated, a chunk read, or a failure.
 struct Posted {
   enum class Kind { kTable, kRows, kAborted, kError } kind = Kind::kError;
   uint64_t attempt = 0;
   Status error;
-  Table table;
-  pg::Relation rel;
-  PrimaryKey key;
-  std::vector<std::string> generated;
-  std::vector<pg::TupleData> rows;
-  std::optional<std::vector<std::string>> last_key;
+  uint64_t estimate = 0;
+  std::unique_ptr<ChunkSource::Chunk> chunk;
   bool done = false;
 };
 
@@ -49,14 +42,8 @@ struct Job {
   bool validate = false;
   uint64_t attempt = 0;
   log::IncrementalSnapshot req;
-  Table table;
   uint64_t chunk = 0;  // its number, from 1
 };
-
-bool SameShape(const pg::Relation& a, const pg::Relation& b) {
-  return a.nspname == b.nspname && a.relname == b.relname &&
-         a.columns == b.columns;
-}
 
 std::string WatermarkJson(const log::IncrementalSnapshot& req, uint64_t attempt,
                           const char* w) {
@@ -70,7 +57,7 @@ std::string WatermarkJson(const log::IncrementalSnapshot& req, uint64_t attempt,
 }  // namespace
 
 struct Incremental::Worker {
-  explicit Worker(const Options& o) : o_(o) {
+  explicit Worker(ChunkSource* source) : src_(*source) {
     thread_ = std::thread([this] { Run(); });
   }
   ~Worker() {
@@ -122,119 +109,59 @@ struct Incremental::Worker {
         p.attempt = j.attempt;
         p.error = s;
         Put(std::move(p));
-        conn_.reset();  // a fresh connection for the next job
+        src_.Drop();  // a fresh connection for the next job
       }
       std::lock_guard<std::mutex> l(mu_);
       busy_ = false;
     }
   }
-  Status Connect() {
-    if (conn_) return Status::OK();
-    CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(o_.dsn, false));
-    // DDL behind a chunk's lock waits for it, not the other way round for
-    // long; and the session is ours to name in pg_stat_activity.
-    CDC_RETURN_IF_ERROR(conn_->Exec("SET lock_timeout = '10s'").status());
-    CDC_RETURN_IF_ERROR(
-        conn_
-            ->Exec("SET application_name = 'cdc-capture incremental "
-                   "snapshot'")
-            .status());
-    return Status::OK();
-  }
-  Status Describe(const Table& t, Posted* p) {
-    std::vector<bool> generated;
-    CDC_ASSIGN_OR_RETURN(
-        p->rel,
-        DescribeTable(*conn_, t, conn_->ServerVersion() >= 180000, &generated));
-    CDC_ASSIGN_OR_RETURN(p->key, LookupPrimaryKey(*conn_, t, p->rel));
-    CDC_ASSIGN_OR_RETURN(p->generated, GeneratedNames(*conn_, t.oid));
-    return Status::OK();
-  }
   Status Validate(const Job& j) {
-    CDC_RETURN_IF_ERROR(Connect());
-    CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
-                         ListTables(*conn_, o_.publication));
     Posted p;
     p.kind = Posted::Kind::kTable;
     p.attempt = j.attempt;
-    for (const Table& t : tables)
-      if (t.schema == j.req.schema && t.name == j.req.table) p.table = t;
-    if (p.table.oid == 0)
-      return Status::NotFound("table " + j.req.QualifiedName() +
-                              " is not in publication " + o_.publication);
-    CDC_RETURN_IF_ERROR(Describe(p.table, &p));
+    CDC_ASSIGN_OR_RETURN(p.estimate, src_.Validate(j.req));
     Put(std::move(p));
     return Status::OK();
   }
   Status Chunk(const Job& j) {
-    CDC_RETURN_IF_ERROR(Connect());
-    pg::Connection& c = *conn_;
-    auto emit = [&](const std::string& content) {
-      return c
-          .Exec("SELECT pg_logical_emit_message(true, " +
-                c.QuoteLiteral(log::kWatermarkPrefix) + ", " +
-                c.QuoteLiteral(content) + ")")
-          .status();
-    };
-    CDC_RETURN_IF_ERROR(emit(WatermarkJson(j.req, j.attempt, "low")));
-    CDC_RETURN_IF_ERROR(c.Exec("BEGIN").status());
+    CDC_RETURN_IF_ERROR(src_.Watermark(WatermarkJson(j.req, j.attempt, "low")));
+    CDC_RETURN_IF_ERROR(src_.Begin());
     Posted p;
     p.kind = Posted::Kind::kRows;
     p.attempt = j.attempt;
-    p.table = j.table;
-    const std::string name = (j.table.kind == 'r' ? "ONLY " : "") +
-                             c.QuoteIdent(j.table.schema) + "." +
-                             c.QuoteIdent(j.table.name);
-    // The lock holds off DDL until the high watermark commits, so the rows
-    // read have the shape described here at that point of the stream.
-    Status s = c.Exec("SELECT 1 FROM " + name + " LIMIT 0").status();
-    if (s.ok()) s = Describe(j.table, &p);
-    const size_t ncols = p.rel.columns.size();
-    if (s.ok())
-      s = c.CopyOut(
-          ChunkSql(c, j.table, p.rel, p.key, j.req.last_key, j.req.chunk_rows),
-          [&](std::string_view line) {
-            pg::TupleData row;
-            CDC_RETURN_IF_ERROR(pg::ParseCopyTextRow(line, ncols, &row));
-            p.rows.push_back(std::move(row));
-            return Status::OK();
-          });
+    auto read = src_.Read(j.req);
+    Status s = read.status();
     if (s.ok()) {
-      p.done = p.rows.size() < j.req.chunk_rows;
-      p.last_key = j.req.last_key;
-      if (!p.rows.empty()) {
-        std::vector<std::string> k;
-        for (size_t col : p.key.columns) k.push_back(p.rows.back()[col].value);
-        p.last_key = std::move(k);
-      }
+      p.chunk = std::move(*read);
+      p.done = p.chunk->rows < j.req.chunk_rows;
+      if (!p.chunk->last_key) p.chunk->last_key = j.req.last_key;
       Json high = Json::parse(WatermarkJson(j.req, j.attempt, "high"));
       high["table"] = j.req.QualifiedName();
       high["chunk"] = j.chunk;
-      high["rows"] = p.rows.size();
-      high["last_key"] = p.last_key ? Json(*p.last_key) : Json(nullptr);
+      high["rows"] = p.chunk->rows;
+      high["last_key"] =
+          p.chunk->last_key ? Json(*p.chunk->last_key) : Json(nullptr);
       high["done"] = p.done;
-      s = emit(high.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s = src_.Watermark(
+          high.dump(-1, ' ', false, Json::error_handler_t::replace));
     }
-    if (!s.ok()) {
-      (void)c.Exec("ROLLBACK");
-      return s;
-    }
+    if (!s.ok()) return s;  // Run drops the transaction and connection
     // Handed over before the commit: the capture thread needs the rows as
     // soon as the high watermark reaches it.
     Put(std::move(p));
-    Status committed = c.Exec("COMMIT").status();
+    Status committed = src_.Commit();
     if (!committed.ok()) {
       Posted a;
       a.kind = Posted::Kind::kAborted;
       a.attempt = j.attempt;
       a.error = committed;
       Put(std::move(a));
-      conn_.reset();
+      src_.Drop();
     }
     return Status::OK();
   }
 
-  const Options& o_;
+  ChunkSource& src_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -242,14 +169,12 @@ struct Incremental::Worker {
   bool busy_ = false;
   std::optional<Job> job_;
   std::deque<Posted> inbox_;
-  std::unique_ptr<pg::Connection> conn_;
 };
 
 struct Incremental::Active {
   log::IncrementalSnapshot req;
   bool validated = false;
   bool validating = false;
-  Table table;
   uint64_t attempt = 0;
   bool in_flight = false;         // a chunk was asked for
   std::optional<Posted> chunk;    // its rows, once read
@@ -270,10 +195,12 @@ struct Incremental::Active {
 };
 
 Incremental::Incremental(const Options& o, log::LogWriter* writer,
-                         pg::EventBuilder* builder, Metrics* metrics)
-    : o_(o), w_(writer), builder_(builder), m_(metrics) {}
+                         std::unique_ptr<ChunkSource> source, Metrics* metrics)
+    : o_(o), w_(writer), source_(std::move(source)), m_(metrics) {}
 
-Incremental::~Incremental() = default;
+Incremental::~Incremental() {
+  worker_.reset();  // joined before the source it uses goes
+}
 
 namespace {
 
@@ -462,15 +389,14 @@ void Incremental::Progress(int64_t now_us, bool force) {
 void Incremental::Tick(int64_t now_us, bool dry) {
   if (!a_ && now_us >= next_pickup_us_) Pickup(now_us);
   if (!a_) return;
-  if (!worker_) worker_ = std::make_unique<Worker>(o_);
+  if (!worker_) worker_ = std::make_unique<Worker>(source_.get());
   for (Posted& p : worker_->Take()) {
     if (!a_ || p.attempt != a_->attempt) continue;  // stale
     switch (p.kind) {
       case Posted::Kind::kTable:
         a_->validating = false;
         a_->validated = true;
-        a_->table = std::move(p.table);
-        a_->req.estimate = a_->table.estimate;
+        a_->req.estimate = p.estimate;
         if (a_->req.state == "pending") {
           a_->req.state = "running";
           if (!o_.quiet)
@@ -494,8 +420,10 @@ void Incremental::Tick(int64_t now_us, bool dry) {
         a_->chunk.reset();
         window_open_ = false;
         const Code c = p.error.code();
-        if (validation && (c == Code::kNotFound || c == Code::kUsage ||
-                           c == Code::kConfig || c == Code::kPermission)) {
+        // What another try cannot change: a table that is not there or
+        // not readable, a key that no longer is one.
+        if (c == Code::kNotFound || c == Code::kUsage ||
+            (validation && (c == Code::kConfig || c == Code::kPermission))) {
           Fail(p.error.message());
           return;
         }
@@ -526,7 +454,6 @@ void Incremental::Tick(int64_t now_us, bool dry) {
   // Streaming first: a chunk starts when the stream pauses, or now and
   // then under a stream that never does.
   if (!dry && now_us - last_chunk_us_ < kChunkGapUs) return;
-  j.table = a_->table;
   j.chunk = a_->chunks + 1;
   a_->in_flight = true;
   a_->chunk.reset();
@@ -537,8 +464,8 @@ void Incremental::Tick(int64_t now_us, bool dry) {
   Progress(now_us, false);
 }
 
-void Incremental::Note(const pg::EventLines& events) {
-  const Table& t = a_->table;
+void Incremental::Note(const event::EventLines& events) {
+  const log::IncrementalSnapshot& t = a_->req;
   event::StoredFields f;
   for (const std::string& line : events) {
     if (!event::ScanStored(line, &f).ok()) continue;
@@ -548,12 +475,12 @@ void Incremental::Note(const pg::EventLines& events) {
       // A name with escapes: compare decoded.
       try {
         if (Json::parse(f.schema).get<std::string>() != t.schema ||
-            Json::parse(f.table).get<std::string>() != t.name)
+            Json::parse(f.table).get<std::string>() != t.table)
           continue;
       } catch (const Json::exception&) {
         continue;
       }
-    } else if (schema != t.schema || table != t.name) {
+    } else if (schema != t.schema || table != t.table) {
       continue;
     }
     if (f.op_code == 't') a_->drop_all = true;
@@ -562,12 +489,12 @@ void Incremental::Note(const pg::EventLines& events) {
   }
 }
 
-Status Incremental::OnWatermark(const pg::LogicalMessage& m, Lsn commit_lsn,
-                                pg::EventLines* events) {
+Status Incremental::OnWatermark(std::string_view content, Lsn commit_lsn,
+                                event::EventLines* events) {
   std::string id, w;
   uint64_t attempt = 0;
   try {
-    Json j = Json::parse(m.content);
+    Json j = Json::parse(content);
     id = j.value("id", "");
     w = j.value("w", "");
     attempt = j.value("attempt", uint64_t{0});
@@ -584,33 +511,30 @@ Status Incremental::OnWatermark(const pg::LogicalMessage& m, Lsn commit_lsn,
     events->clear();
     return Status::OK();
   }
+  // A high watermark whose low one this process did not see (a source
+  // that failed to log it) has no window of changes to judge rows by.
+  const bool opened = window_open_;
   window_open_ = false;
   a_->in_flight = false;
   last_chunk_us_ = MonoMicros();
-  if (w != "high" || !a_->chunk) {
+  if (w != "high" || !opened || !a_->chunk || events->empty()) {
     events->clear();  // the worker gave up on it: read the chunk again
     return Status::OK();
   }
   const std::string high = (*events)[events->size() - 1];
   events->clear();
-  Posted c = std::move(*a_->chunk);
+  Posted p = std::move(*a_->chunk);
   a_->chunk.reset();
-  const pg::Relation* have = builder_->FindRelation(c.rel.oid);
-  if (have == nullptr || !SameShape(*have, c.rel)) {
-    // The table as it is at the watermark (DDL waited for the chunk's
-    // lock): what the stream shows next, had it changed the table.
-    builder_->SetGeneratedColumns(c.rel.oid, c.generated);
-    CDC_RETURN_IF_ERROR(builder_->Apply(pg::Message(c.rel), events));
-  }
+  ChunkSource::Chunk* c = p.chunk.get();
+  CDC_RETURN_IF_ERROR(source_->RenderSchema(c, events));
   uint64_t kept = 0;
   event::StoredFields f;
-  for (pg::TupleData& row : c.rows) {
+  for (size_t i = 0; i < c->rows; ++i) {
     if (a_->drop_all) {
       ++m_->incremental_dropped;
       continue;
     }
-    Status s = builder_->ApplySnapshotRead(
-        pg::Insert{c.rel.oid, std::move(row)}, events);
+    Status s = source_->RenderRow(c, i, events);
     if (!s.ok()) {
       // A value that does not render fails the snapshot, not capture.
       events->clear();
@@ -631,11 +555,11 @@ Status Incremental::OnWatermark(const pg::LogicalMessage& m, Lsn commit_lsn,
   *events->Add() = high;
   ++a_->chunks;
   a_->rows += kept;
-  if (c.last_key) a_->last_key = c.last_key;
-  a_->done = c.done;
+  if (c->last_key) a_->last_key = c->last_key;
+  a_->done = p.done;
   a_->pending.push_back(
       Active::Pending{commit_lsn, w_->next_seq() + events->size() - 1,
-                      a_->chunks, a_->rows, a_->last_key, c.done});
+                      a_->chunks, a_->rows, a_->last_key, p.done});
   ++m_->incremental_chunks;
   m_->incremental_rows += kept;
   return Status::OK();

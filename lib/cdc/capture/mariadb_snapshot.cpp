@@ -13,11 +13,7 @@
 
 namespace cdc::capture {
 
-namespace {
-
-using Kind = mariadb::RowStream::Kind;
-using maria::Table;
-using mariadb::Column;
+namespace maria {
 
 std::string QuoteName(std::string_view n) {
   std::string q = "`";
@@ -28,6 +24,24 @@ std::string QuoteName(std::string_view n) {
   q.push_back('`');
   return q;
 }
+
+Result<const mariadb::Charset*> Charsets::Get(const std::string& name) {
+  auto it = sets_.find(name);
+  if (it != sets_.end()) return &it->second;
+  CDC_ASSIGN_OR_RETURN(mariadb::Charset c, mariadb::Charset::ForName(name));
+  return &sets_.emplace(name, std::move(c)).first->second;
+}
+
+}  // namespace maria
+
+namespace {
+
+using Kind = mariadb::RowStream::Kind;
+using maria::Charsets;
+using maria::QuoteName;
+using maria::Table;
+using mariadb::Column;
+using Plan = maria::ReadPlan;
 
 // The labels of an ENUM or SET from information_schema's COLUMN_TYPE:
 // enum('a','it''s') (a quote doubled; a backslash shown doubled too).
@@ -77,28 +91,8 @@ enum {
   kScale,
   kFsp,
   kColumnKey,
+  kCollation,
   kColumnFields
-};
-
-struct Plan {
-  Table table;
-  std::vector<Kind> kinds;
-  std::string select;
-  uint64_t estimate = 0;
-  bool transactional = true;
-};
-
-class Charsets {
- public:
-  Result<const mariadb::Charset*> Get(const std::string& name) {
-    auto it = sets_.find(name);
-    if (it != sets_.end()) return &it->second;
-    CDC_ASSIGN_OR_RETURN(mariadb::Charset c, mariadb::Charset::ForName(name));
-    return &sets_.emplace(name, std::move(c)).first->second;
-  }
-
- private:
-  std::map<std::string, mariadb::Charset> sets_;
 };
 
 // The Column a table map would give for this column, how the prepared
@@ -190,19 +184,140 @@ Status MapColumn(const mariadb::Row& r, size_t index, Plan* p,
                           "--snapshot never)");
   }
   c.type = c.real;
+  p->sql_types[index] = type;
+  p->collations[index] = r[kCollation].value_or("");
+  if (charset == "binary") p->collations[index].clear();
   if (charset.empty() &&
       (c.real == 254 || c.real == 15 || c.real == 252))  // BINARY, BLOB, ...
     charset = "binary";
   if (!charset.empty()) {
     CDC_ASSIGN_OR_RETURN(c.charset, charsets->Get(charset));
   }
-  p->kinds.push_back(kind);
-  if (index > 0) p->select.append(", ");
-  p->select.append(expr);
+  p->kinds[index] = kind;
+  if (index > 0) p->columns.append(", ");
+  p->columns.append(expr);
   return Status::OK();
 }
 
 }  // namespace
+
+namespace maria {
+
+Result<std::vector<std::unique_ptr<ReadPlan>>> PlanTables(
+    mariadb::Connection& conn, const std::string& database,
+    const std::function<bool(const std::string& table)>& want,
+    const std::string* only, Charsets* charsets) {
+  const std::string db = conn.Quote(database);
+  const std::string one = only == nullptr
+                              ? std::string()
+                              : " AND TABLE_NAME = " + conn.Quote(*only);
+  CDC_ASSIGN_OR_RETURN(
+      std::vector<mariadb::Row> trows,
+      conn.Query("SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM "
+                 "information_schema.TABLES WHERE TABLE_SCHEMA = " +
+                 db + one +
+                 " AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"));
+  CDC_ASSIGN_OR_RETURN(
+      std::vector<mariadb::Row> crows,
+      conn.Query("SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
+                 "CHARACTER_SET_NAME, NUMERIC_PRECISION, NUMERIC_SCALE, "
+                 "DATETIME_PRECISION, COLUMN_KEY, COLLATION_NAME FROM "
+                 "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+                 db + one + " ORDER BY TABLE_NAME, ORDINAL_POSITION"));
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::map<std::string, Plan*> by_name;
+  for (const mariadb::Row& r : trows) {
+    if (r.size() < 3 || !r[0]) continue;
+    if (!want(*r[0])) continue;
+    auto p = std::make_unique<Plan>();
+    p->table.db = database;
+    p->table.name = *r[0];
+    p->table.selected = true;
+    p->engine = r[1].value_or("");
+    p->estimate = std::strtoull(r[2].value_or("0").c_str(), nullptr, 10);
+    by_name[p->table.name] = p.get();
+    plans.push_back(std::move(p));
+  }
+  for (const mariadb::Row& r : crows) {
+    if (r.size() < kColumnFields || !r[kTableName]) continue;
+    auto it = by_name.find(*r[kTableName]);
+    if (it == by_name.end()) continue;
+    Plan* p = it->second;
+    p->table.columns.emplace_back();
+    p->table.labels.emplace_back();
+  }
+  // Labels are pointed to: every vector has its final size from here.
+  for (auto& p : plans) {
+    const size_t n = p->table.columns.size();
+    p->kinds.resize(n);
+    p->sql_types.resize(n);
+    p->collations.resize(n);
+  }
+  std::map<std::string, size_t> next_column;
+  for (const mariadb::Row& r : crows) {
+    if (r.size() < kColumnFields || !r[kTableName]) continue;
+    auto it = by_name.find(*r[kTableName]);
+    if (it == by_name.end()) continue;
+    CDC_RETURN_IF_ERROR(
+        MapColumn(r, next_column[*r[kTableName]]++, it->second, charsets));
+  }
+  for (auto& p : plans)
+    CDC_RETURN_IF_ERROR(maria::Describe(&p->table, /*labels_utf8=*/true));
+  return plans;
+}
+
+Status RowValues(const ReadPlan& p, const mariadb::RowStream& rows,
+                 std::vector<std::string>* values) {
+  const Table& t = p.table;
+  const size_t ncols = t.columns.size();
+  values->resize(ncols);
+  for (size_t i = 0; i < ncols; ++i) {
+    std::string& v = (*values)[i];
+    v.clear();
+    if (rows.null(i)) {
+      v = "null";
+      continue;
+    }
+    switch (p.kinds[i]) {
+      case Kind::kSigned:
+        mariadb::AppendWireInt(rows.i64(i), &v);
+        break;
+      case Kind::kUnsigned:
+        mariadb::AppendWireUint(rows.u64(i), &v);
+        break;
+      case Kind::kFloat:
+        mariadb::AppendWireFloat(rows.f32(i), &v);
+        break;
+      case Kind::kDouble:
+        mariadb::AppendWireDouble(rows.f64(i), &v);
+        break;
+      case Kind::kTime:
+        CDC_RETURN_IF_ERROR(
+            mariadb::AppendWireTime(t.columns[i], rows.time(i), &v));
+        break;
+      case Kind::kBytes: {
+        Status s = mariadb::AppendWireBytes(t.columns[i], rows.bytes(i), &v);
+        if (!s.ok()) return s.Annotate(t.db + "." + t.name);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+void AppendRowBody(const Table& t, const std::vector<std::string>& values,
+                   std::string* row) {
+  row->append(t.names_json);
+  row->append(",\"key\":");
+  if (t.has_key)
+    AppendObject(t.columns, values, true, row);
+  else
+    row->append("null");
+  row->append(",\"before\":null,\"after\":");
+  AppendObject(t.columns, values, false, row);
+}
+
+}  // namespace maria
 
 Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
                                                 const MariaSnapshotInput& in,
@@ -254,66 +369,24 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
   }
 
   // The tables and their columns, as the snapshot sees them.
-  const std::string db = conn->Quote(in.dsn.database);
-  CDC_ASSIGN_OR_RETURN(
-      std::vector<mariadb::Row> trows,
-      conn->Query("SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM "
-                  "information_schema.TABLES WHERE TABLE_SCHEMA = " +
-                  db + " AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"));
-  CDC_ASSIGN_OR_RETURN(
-      std::vector<mariadb::Row> crows,
-      conn->Query("SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
-                  "CHARACTER_SET_NAME, NUMERIC_PRECISION, NUMERIC_SCALE, "
-                  "DATETIME_PRECISION, COLUMN_KEY FROM "
-                  "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
-                  db + " ORDER BY TABLE_NAME, ORDINAL_POSITION"));
   Charsets charsets;
-  std::vector<std::unique_ptr<Plan>> plans;
-  std::map<std::string, Plan*> by_name;
+  CDC_ASSIGN_OR_RETURN(
+      std::vector<std::unique_ptr<Plan>> plans,
+      maria::PlanTables(
+          *conn, in.dsn.database,
+          [&](const std::string& t) { return in.selected(in.dsn.database, t); },
+          nullptr, &charsets));
   uint64_t estimate = 0;
   bool all_known = true;
-  for (const mariadb::Row& r : trows) {
-    if (r.size() < 3 || !r[0]) continue;
-    if (!in.selected(in.dsn.database, *r[0])) continue;
-    auto p = std::make_unique<Plan>();
-    p->table.db = in.dsn.database;
-    p->table.name = *r[0];
-    p->table.selected = true;
-    const std::string engine = r[1].value_or("");
-    p->transactional = engine == "InnoDB";
-    p->estimate = std::strtoull(r[2].value_or("0").c_str(), nullptr, 10);
+  for (auto& p : plans) {
     estimate += p->estimate;
     all_known = all_known && p->estimate > 0;
-    if (!p->transactional)
+    if (!p->transactional())
       LogWarning("table " + p->table.db + "." + p->table.name + " is " +
-                 (engine.empty() ? std::string("not InnoDB") : engine) +
+                 (p->engine.empty() ? std::string("not InnoDB") : p->engine) +
                  ", not transactional: its snapshot is its rows when read, "
                  "not at the snapshot's binlog position (a change in "
                  "between may show in both)");
-    by_name[p->table.name] = p.get();
-    plans.push_back(std::move(p));
-  }
-  for (const mariadb::Row& r : crows) {
-    if (r.size() < kColumnFields || !r[kTableName]) continue;
-    auto it = by_name.find(*r[kTableName]);
-    if (it == by_name.end()) continue;
-    Plan* p = it->second;
-    p->table.columns.emplace_back();
-    p->table.labels.emplace_back();
-  }
-  // Labels are pointed to: every vector has its final size from here.
-  std::map<std::string, size_t> next_column;
-  for (const mariadb::Row& r : crows) {
-    if (r.size() < kColumnFields || !r[kTableName]) continue;
-    auto it = by_name.find(*r[kTableName]);
-    if (it == by_name.end()) continue;
-    CDC_RETURN_IF_ERROR(
-        MapColumn(r, next_column[*r[kTableName]]++, it->second, &charsets));
-  }
-  for (auto& p : plans) {
-    CDC_RETURN_IF_ERROR(maria::Describe(&p->table, /*labels_utf8=*/true));
-    p->select = "SELECT " + p->select + " FROM " + QuoteName(p->table.db) +
-                "." + QuoteName(p->table.name);
   }
 
   m->snapshot_running = true;
@@ -349,57 +422,20 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
     shown.schema = t.db;
     shown.name = t.name;
     shown.estimate = p.estimate;
-    CDC_ASSIGN_OR_RETURN(auto rows, conn->Stream(p.select, p.kinds));
+    CDC_ASSIGN_OR_RETURN(
+        auto rows, conn->Stream("SELECT " + p.columns + " FROM " +
+                                    QuoteName(t.db) + "." + QuoteName(t.name),
+                                p.kinds));
     uint64_t table_rows = 0;
-    const size_t ncols = t.columns.size();
-    values.assign(ncols, std::string());
     for (;;) {
       auto more = rows->Next();
       if (!more.ok())
         return more.status().Annotate("snapshot of " + t.db + "." + t.name);
       if (!*more) break;
-      for (size_t i = 0; i < ncols; ++i) {
-        std::string& v = values[i];
-        v.clear();
-        if (rows->null(i)) {
-          v = "null";
-          continue;
-        }
-        switch (p.kinds[i]) {
-          case Kind::kSigned:
-            mariadb::AppendWireInt(rows->i64(i), &v);
-            break;
-          case Kind::kUnsigned:
-            mariadb::AppendWireUint(rows->u64(i), &v);
-            break;
-          case Kind::kFloat:
-            mariadb::AppendWireFloat(rows->f32(i), &v);
-            break;
-          case Kind::kDouble:
-            mariadb::AppendWireDouble(rows->f64(i), &v);
-            break;
-          case Kind::kTime:
-            CDC_RETURN_IF_ERROR(
-                mariadb::AppendWireTime(t.columns[i], rows->time(i), &v));
-            break;
-          case Kind::kBytes: {
-            Status s =
-                mariadb::AppendWireBytes(t.columns[i], rows->bytes(i), &v);
-            if (!s.ok()) return s.Annotate(t.db + "." + t.name);
-            break;
-          }
-        }
-      }
+      CDC_RETURN_IF_ERROR(maria::RowValues(p, *rows, &values));
       row = head;
       row.append("r\"");
-      row.append(t.names_json);
-      row.append(",\"key\":");
-      if (t.has_key)
-        maria::AppendObject(t.columns, values, true, &row);
-      else
-        row.append("null");
-      row.append(",\"before\":null,\"after\":");
-      maria::AppendObject(t.columns, values, false, &row);
+      maria::AppendRowBody(t, values, &row);
       row.append(tail);
       if (table_rows == 0) {
         // The table's schema event comes with its first row.

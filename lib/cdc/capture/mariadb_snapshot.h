@@ -24,15 +24,69 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cdc/base/status.h"
+#include "cdc/capture/mariadb_table.h"
 #include "cdc/capture/metrics.h"
 #include "cdc/capture/options.h"
 #include "cdc/log/writer.h"
 #include "cdc/mariadb/conn.h"
 
 namespace cdc::capture {
+
+// What the initial and the incremental snapshots share: how a table is
+// read over the binary protocol and its rows rendered as the binlog's.
+namespace maria {
+
+// `name` as a backquoted identifier.
+std::string QuoteName(std::string_view name);
+
+// Character sets by name, loaded once; columns point into it.
+class Charsets {
+ public:
+  Result<const mariadb::Charset*> Get(const std::string& name);
+
+ private:
+  std::map<std::string, mariadb::Charset> sets_;
+};
+
+// How one table is read: its description (as a table map gives it), how
+// the prepared statement fetches each column, and the SELECT list.
+struct ReadPlan {
+  Table table;
+  std::vector<mariadb::RowStream::Kind> kinds;
+  std::vector<std::string> sql_types;   // information_schema's DATA_TYPE
+  std::vector<std::string> collations;  // of text columns, else empty
+  std::string columns;                  // the SELECT list
+  uint64_t estimate = 0;                // information_schema.TABLES
+  std::string engine;
+  bool transactional() const { return engine == "InnoDB"; }
+};
+
+// The base tables of `database` that `want` takes (only the one named
+// `only`, when given), in name order, described by information_schema as
+// the server sees them now. Config for a column type the snapshot does
+// not read. `charsets` must outlive the plans.
+Result<std::vector<std::unique_ptr<ReadPlan>>> PlanTables(
+    mariadb::Connection& conn, const std::string& database,
+    const std::function<bool(const std::string& table)>& want,
+    const std::string* only, Charsets* charsets);
+
+// The current row of `rows` (a SELECT of p.columns) as JSON values, one
+// per column.
+Status RowValues(const ReadPlan& p, const mariadb::RowStream& rows,
+                 std::vector<std::string>* values);
+
+// ,"schema":..,"table":..,"key":..,"before":null,"after":.. of an op r
+// event of those values.
+void AppendRowBody(const Table& t, const std::vector<std::string>& values,
+                   std::string* row);
+
+}  // namespace maria
 
 struct MariaSnapshotInput {
   mariadb::Dsn dsn;

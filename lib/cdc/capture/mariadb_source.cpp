@@ -15,6 +15,8 @@
 #include "cdc/base/lsn.h"
 #include "cdc/base/prometheus.h"
 #include "cdc/base/time.h"
+#include "cdc/capture/incremental.h"
+#include "cdc/capture/mariadb_incremental.h"
 #include "cdc/capture/mariadb_snapshot.h"
 #include "cdc/capture/mariadb_table.h"
 #include "cdc/event/json_text.h"
@@ -76,11 +78,21 @@ class MariaDbSource : public Source {
   Result<bool> Wait(int64_t wait_us, bool paused) override;
   Status Timers(int64_t now, bool pausing) override;
   bool IdleDone() const override { return idle_done_; }
+  void Tick(int64_t now, bool pausing) override {
+    inc_->Tick(now, pausing);
+    // --exit-when-idle waits for incremental snapshots to finish.
+    if (idle_done_ && inc_->busy()) idle_done_ = false;
+  }
   void Abandon() override {
     in_txn_ = false;
     txn_events_ = false;
+    inc_->Reset();
+  }
+  std::string StatusLine() const override {
+    return inc_ ? inc_->StatusLine() : "";
   }
   void End() override {
+    if (inc_) inc_->Flush();  // the chunks now durable are recorded
     StopReader();
     // The server notices a closed dump connection only when a heartbeat
     // fails to send; until then its dump thread lingers, and a new one
@@ -114,6 +126,7 @@ class MariaDbSource : public Source {
   Status CheckStart(std::string_view body);
   Status OnTableMap(std::string_view body);
   Status OnRows(uint8_t type, std::string_view body);
+  Status OnSignal(const Table& t, const mariadb::RowsEvent& r);
   Status OnQuery(std::string_view body);
   Status EndTxn();
   Status Truncate(const std::string& db, const std::string& table);
@@ -173,6 +186,7 @@ class MariaDbSource : public Source {
   std::unordered_map<uint32_t, Charset> charsets_;
   std::unordered_map<uint32_t, std::string> collation_names_;
   event::EventLines events_;
+  std::unique_ptr<Incremental> inc_;  // incremental snapshots
 
   bool in_txn_ = false;
   bool skip_txn_ = false;
@@ -214,7 +228,18 @@ Status MariaDbSource::Load() {
     if (log::SplitSchemaEvent(s.stored, &names, &shape))
       known_shapes_[std::string(names)] = std::string(shape);
   }
-  return Status::OK();
+  MariaStreamContext stream;
+  stream.head = &head_;
+  stream.tail = &tail_;
+  stream.known_shapes = &known_shapes_;
+  inc_ = std::make_unique<Incremental>(
+      o_, w_,
+      MakeMariaChunkSource(
+          dsn_, e_.identity().log_id,
+          [this](const std::string& t) { return Selected(dsn_.database, t); },
+          stream),
+      &m_);
+  return inc_->Load();
 }
 
 Status MariaDbSource::CheckServer() {
@@ -565,7 +590,7 @@ Result<const Charset*> MariaDbSource::CharsetOf(uint32_t collation) {
 
 bool MariaDbSource::Selected(const std::string& db,
                              const std::string& table) const {
-  if (db != dsn_.database) return false;
+  if (db != dsn_.database || table == kMariaSignalTable) return false;
   if (o_.tables.empty()) return true;
   const std::string full = db + "." + table;
   for (const std::string& g : o_.tables)
@@ -723,7 +748,8 @@ Status MariaDbSource::OnTableMap(std::string_view body) {
   t.db = tm.db;
   t.name = tm.table;
   t.selected = Selected(tm.db, tm.table);
-  if (!t.selected || skip_txn_) return Status::OK();
+  t.signal = tm.db == dsn_.database && tm.table == kMariaSignalTable;
+  if ((!t.selected && !t.signal) || skip_txn_) return Status::OK();
   if (!tm.has_metadata)
     return Status::Config("the table map of " + tm.db + "." + tm.table +
                           " has no column names: binlog_row_metadata must be "
@@ -776,12 +802,13 @@ Status MariaDbSource::OnRows(uint8_t type, std::string_view body) {
                             std::to_string(r.table_id) +
                             " that no table map named");
   Table& t = it->second;
-  if (!t.selected || skip_txn_) return Status::OK();
+  if ((!t.selected && !t.signal) || skip_txn_) return Status::OK();
   if (r.columns != t.columns.size())
     return Status::BadInput("a rows event of " + t.db + "." + t.name + " has " +
                             std::to_string(r.columns) +
                             " columns, its table map " +
                             std::to_string(t.columns.size()));
+  if (t.signal) return OnSignal(t, r);
   events_.clear();
   // A table seen in a new shape is announced first.
   auto known = known_shapes_.find(t.names_json);
@@ -825,7 +852,39 @@ Status MariaDbSource::OnRows(uint8_t type, std::string_view body) {
     line.append(tail_);  // it closes the object
   }
   txn_events_ = true;
+  inc_->Observe(events_);
   return e_.Append(events_);
+}
+
+Status MariaDbSource::OnSignal(const Table& t, const mariadb::RowsEvent& r) {
+  if (r.kind == 'd') return Status::OK();
+  std::string_view rows = r.rows;
+  std::vector<std::string> before, after;
+  while (!rows.empty()) {
+    if (r.kind == 'u')
+      CDC_RETURN_IF_ERROR(AppendRow(t, r.present, &rows, &before));
+    CDC_RETURN_IF_ERROR(AppendRow(
+        t, r.kind == 'u' ? r.present_after : r.present, &rows, &after));
+    const std::string content =
+        SignalContent(t.columns, after, e_.identity().log_id);
+    if (content.empty()) continue;  // another log's
+    // The watermark as PostgreSQL's would be: an op m event with the
+    // snapshot prefix, which the snapshot keeps (a high one) or drops.
+    events_.clear();
+    std::string& line = *events_.Add();
+    line = head_;
+    line += "m\",\"prefix\":\"";
+    line += log::kWatermarkPrefix;
+    line += "\",\"content\":";
+    (void)event::AppendJsonString(content, &line);
+    line += ",\"transactional\":true";
+    line += tail_;
+    CDC_RETURN_IF_ERROR(inc_->OnWatermark(content, gtid_.seqno, &events_));
+    if (events_.empty()) continue;
+    txn_events_ = true;
+    CDC_RETURN_IF_ERROR(e_.Append(events_));
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -906,6 +965,7 @@ Status MariaDbSource::Truncate(const std::string& db,
       "false,\"restart_identity\":true}");
   line.append(tail_);
   txn_events_ = true;
+  inc_->Observe(events_);
   return e_.Append(events_);
 }
 

@@ -15,6 +15,7 @@ namespace cdc::capture::maria {
 struct Table {
   std::string db, name;
   bool selected = false;
+  bool signal = false;  // capture's own signal table (watermarks)
   std::vector<mariadb::Column> columns;
   std::string names_json;  // ,"schema":..,"table":..
   std::string shape;       // the schema event from ,"key":null on

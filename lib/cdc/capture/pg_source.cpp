@@ -15,6 +15,7 @@
 #include "cdc/capture/engine.h"
 #include "cdc/capture/incremental.h"
 #include "cdc/capture/metrics.h"
+#include "cdc/capture/pg_incremental.h"
 #include "cdc/capture/snapshot.h"
 #include "cdc/capture/source.h"
 #include "cdc/capture/status.h"
@@ -52,7 +53,8 @@ class PgSource : public Source {
   }
 
   Status Load() override {
-    inc_ = std::make_unique<Incremental>(o_, w_, &builder_, &m_);
+    inc_ = std::make_unique<Incremental>(o_, w_,
+                                         MakePgChunkSource(o_, &builder_), &m_);
     return inc_->Load();
   }
   Status Start(bool* stopped) override;
@@ -224,7 +226,7 @@ Status PgSource::HandleXLogData(pg::Connection& conn, std::string_view msg) {
   if (lm != nullptr && lm->prefix == log::kWatermarkPrefix) {
     // An incremental snapshot's chunk boundary: what of it goes into the
     // log (its rows, at the high watermark) is the snapshot's to say.
-    CDC_RETURN_IF_ERROR(inc_->OnWatermark(*lm, txn_lsn_, &events_));
+    CDC_RETURN_IF_ERROR(inc_->OnWatermark(lm->content, txn_lsn_, &events_));
     if (events_.empty()) return Status::OK();
   } else {
     inc_->Observe(events_);

@@ -170,6 +170,11 @@ Status Connection::Error(const std::string& what) const {
     case ER_SERVER_SHUTDOWN:
     case ER_CON_COUNT_ERROR:
     case ER_CONNECTION_KILLED:
+    // Passing conflicts, worth another try: a lock wait, a deadlock, and a
+    // table created after a snapshot's read view was opened.
+    case ER_LOCK_WAIT_TIMEOUT:
+    case ER_LOCK_DEADLOCK:
+    case ER_TABLE_DEF_CHANGED:
       return Status::Unavailable(msg);
     default:
       if (e >= 2000 && e < 3000) return Status::Unavailable(msg);
@@ -331,7 +336,9 @@ Status RowStream::Error(const std::string& what) const {
   const unsigned e = mysql_stmt_errno(st_);
   std::string msg = what + ": " + mysql_stmt_error(st_);
   if (e >= 2000 && e < 3000) return Status::Unavailable(msg);
-  if (e == ER_CONNECTION_KILLED || e == ER_SERVER_SHUTDOWN)
+  if (e == ER_CONNECTION_KILLED || e == ER_SERVER_SHUTDOWN ||
+      e == ER_LOCK_WAIT_TIMEOUT || e == ER_LOCK_DEADLOCK ||
+      e == ER_TABLE_DEF_CHANGED)
     return Status::Unavailable(msg);
   if (e == ER_TABLEACCESS_DENIED_ERROR || e == ER_COLUMNACCESS_DENIED_ERROR)
     return Status::Permission(msg);
