@@ -194,21 +194,22 @@ Result<std::unique_ptr<Connection>> Connection::Connect(
   // path: a role's own search_path must not change the text.
   if (pin_search_path) settings += " -c search_path=pg_catalog";
   // Defaults a DSN overrides (it is expanded after them): a connect that
-  // gets no answer gives up after 10 s instead of waiting without limit,
-  // and TCP probes an idle connection after 30 s, declaring it dead after
-  // three unanswered probes 10 s apart.
-  std::vector<const char*> keys = {"connect_timeout",
-                                   "keepalives_idle",
-                                   "keepalives_interval",
-                                   "keepalives_count",
-                                   "dbname",
-                                   "client_encoding",
-                                   "options",
-                                   "fallback_application_name"};
+  // gets no answer gives up after 10 s instead of waiting without limit;
+  // TCP probes an idle connection after 30 s, declaring it dead after
+  // three unanswered probes 10 s apart; and data sent but unacknowledged
+  // for 30 s (a query or a batch into a blackhole, where keepalives never
+  // start and retransmissions would go on for about 15 minutes) fails the
+  // connection. A slow query is not cut: the server's TCP acknowledges
+  // what it received whether or not it has answered.
+  std::vector<const char*> keys = {
+      "connect_timeout",  "keepalives_idle",  "keepalives_interval",
+      "keepalives_count", "tcp_user_timeout", "dbname",
+      "client_encoding",  "options",          "fallback_application_name"};
   std::vector<const char*> vals = {"10",
                                    "30",
                                    "10",
                                    "3",
+                                   "30000",
                                    conninfo.c_str(),
                                    "UTF8",
                                    settings.c_str(),

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# cdc-redis and cdc-pg across a network that fails without a word. Redis
+# and the target PostgreSQL listen on one end of a veth pair; the sinks run
+# in a network namespace at the other and follow a log that capture (over
+# PostgreSQL's unix socket, untouched) fills from a workload committing
+# throughout.
+#
+# Short mode (CI): a 5 s blackhole (nothing to notice), 10% and 1% packet
+# loss (and, where the kernel has sch_netem, 200 ms latency with 1% loss,
+# then reordering and duplication), a 40 s blackhole past both sinks'
+# liveness bounds (each must say its connection is dead within the bound
+# its man page gives for the flags used here, keep running, and resume once
+# the path heals), and a blackhole cut into a 50,000-row transaction as the
+# sinks apply it. NETFAULT_LONG=1 adds a 5-minute blackhole. At the end the
+# Redis hash mirror equals the state rebuilt from the log, every target
+# table equals its source table, and each consumer is acked to the log's
+# end: nothing lost, nothing applied twice.
+#
+# Needs root (ip netns, nft); says so and stops otherwise.
+source "$(dirname "$0")/../integration/lib.sh"
+source "$HERE/wl.sh"
+source "$HERE/../../scripts/redis.sh"
+source "$(dirname "$0")/lib.sh"
+LONG=${NETFAULT_LONG:-0}
+MODEL="$HERE/../e2e/redis_model.py"
+
+pg_start "$T"
+wl_schema
+psql_q -c "CREATE TABLE fat (id int PRIMARY KEY, pad text)"
+psql_q -c "CREATE DATABASE tgt"
+psql_q -d tgt -c "CREATE TABLE a (id int PRIMARY KEY, v int, note text);
+  CREATE TABLE b (LIKE a INCLUDING ALL); CREATE TABLE c (LIKE a INCLUDING ALL);
+  CREATE TABLE fat (id int PRIMARY KEY, pad text)"
+psql_q -c "ALTER SYSTEM SET listen_addresses = '$SUB.1'" >/dev/null
+printf 'host all all %s.0/30 trust\n' "$SUB" >> "$T/pg/pg_hba.conf"
+pg_restart
+TDSN="host=$SUB.1 port=$PGPORT user=postgres dbname=tgt"
+REDIS_TCP=1 redis_start "$T" --bind "$SUB.1"
+at_exit redis_stop
+RURL="redis://$SUB.1:$REDIS_PORT/0"
+
+cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" --table a,b,c,fat 2>>"$T/capture.err" &
+CAP=$!
+at_exit "kill -9 $CAP 2>/dev/null"
+wait_more "streaming from slot" "$T/capture.err" 60 0 || fail "capture did not start: $(cat "$T/capture.err")"
+# The sinks' liveness bounds: cdc-redis --timeout (a batch unanswered for
+# that long is a dead connection); cdc-pg tcp_user_timeout (its default,
+# cdc-pg(1)).
+ip netns exec "$NS" cdc-redis --log "$T/log" -c redis --redis "$RURL" --mode hash \
+  --prefix h: --timeout 5s --reconnect-max 10m -f 2>>"$T/redis.err" &
+RS=$!
+at_exit "kill -9 $RS 2>/dev/null"
+ip netns exec "$NS" cdc-pg --log "$T/log" -c pg --dsn "$TDSN" --reconnect-max 10m \
+  -f 2>>"$T/pg.err" &
+PS=$!
+at_exit "kill -9 $PS 2>/dev/null"
+
+# Workload batches until $T/stop exists.
+workload() {
+  local i=1
+  while [ -d "$T" ] && [ ! -e "$T/stop" ]; do
+    python3 "$HERE/workload.py" "$i" 100 "$i" | psql -X -q > /dev/null 2>&1 || true
+    i=$((i + 100))
+    sleep 0.2
+  done
+}
+workload &
+WL=$!
+at_exit "kill $WL"
+# Both sinks must stay up through every fault.
+alive() {
+  local p
+  for p in "$RS:redis" "$PS:pg"; do
+    kill -0 "${p%%:*}" 2>/dev/null || fail "${p#*:} exited $1: $(tail -3 "$T/${p#*:}.err")"
+  done
+}
+acked() {  # acked CONSUMER: its cursor's seq
+  cdc-log consumers --log "$T/log" --json | python3 -c "
+import json, sys
+for l in sys.stdin:
+    c = json.loads(l)
+    if c['name'] == sys.argv[1]: print(c['acked_seq'])" "$1"
+}
+last_seq() { cdc-log info --log "$T/log" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['last_seq'])"; }
+# caught_up SECS: both consumers acked to the log's end as it is now.
+caught_up() {
+  local end i
+  end=$(last_seq)
+  for i in $(seq $(($1 * 10))); do
+    [ "$(acked redis)" -ge "$end" ] 2>/dev/null && [ "$(acked pg)" -ge "$end" ] 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+sleep 3
+caught_up 30 || fail "the sinks do not follow: redis $(acked redis), pg $(acked pg), log $(last_seq)"
+
+# 1. A short blackhole: nothing to notice, nothing lost.
+blackhole
+sleep 5
+heal
+alive "on a 5 s blackhole"
+caught_up 60 || fail "no progress after a 5 s blackhole: redis $(acked redis), pg $(acked pg)"
+ok "a 5 s blackhole: both sinks carry on"
+
+# 2. A lossy path.
+loss 10
+sleep 10
+heal
+loss 1
+sleep 10
+heal
+what="10% and 1% packet loss"
+if netem delay 200ms loss 1% 2>/dev/null; then
+  sleep 10
+  netem delay 10ms reorder 25% 50% duplicate 5%
+  sleep 10
+  heal
+  what+=", 200 ms latency with 1% loss, reordering and duplication"
+else
+  heal
+  echo "note: this kernel has no sch_netem: latency, reordering and duplication not tried"
+fi
+alive "on $what"
+caught_up 60 || fail "no progress after $what: redis $(acked redis), pg $(acked pg)"
+ok "$what: both sinks carry on"
+
+# 3. A blackhole past both liveness bounds: each sink says its connection
+# is dead within its bound, and resumes once the path heals.
+rw=$(count warning "$T/redis.err")
+pw=$(count warning "$T/pg.err")
+t0=$SECONDS
+blackhole
+wait_more warning "$T/redis.err" 20 "$rw" || fail "cdc-redis did not notice a dead Redis: $(tail -3 "$T/redis.err")"
+rn=$((SECONDS - t0))
+wait_more warning "$T/pg.err" 40 "$pw" || fail "cdc-pg did not notice a dead target: $(tail -3 "$T/pg.err")"
+pn=$((SECONDS - t0))
+[ "$rn" -le 12 ] || fail "cdc-redis (--timeout 5s) took $rn s to notice"
+[ "$pn" -le 40 ] || fail "cdc-pg took $pn s to notice"
+sleep $((45 - (SECONDS - t0) > 0 ? 45 - (SECONDS - t0) : 0))
+heal
+alive "on a 45 s blackhole"
+caught_up 120 || fail "no progress after a 45 s blackhole: redis $(acked redis), pg $(acked pg)"
+ok "a 45 s blackhole: cdc-redis noticed in $rn s, cdc-pg in $pn s, both resumed"
+
+# 4. Cut as the sinks apply a 50,000-row transaction.
+end=$(last_seq)
+psql_q -c "INSERT INTO fat SELECT g, repeat('f', 200) FROM generate_series(1, 50000) g" >/dev/null
+for _ in $(seq 300); do
+  [ "$(last_seq)" -gt $((end + 49000)) ] && break
+  sleep 0.05
+done
+sleep 0.3
+blackhole
+sleep 30
+heal
+alive "on a cut into a large transaction"
+caught_up 180 || fail "no progress after a cut into a large transaction: redis $(acked redis), pg $(acked pg)"
+ok "a 30 s blackhole as the sinks apply a 50,000-row transaction: both go on"
+
+if [ "$LONG" = 1 ]; then
+  blackhole
+  sleep 300
+  heal
+  alive "on a 5-minute blackhole"
+  caught_up 300 || fail "no progress after 5 minutes of blackhole"
+  ok "a 5-minute blackhole: both sinks resume afterwards"
+fi
+
+touch "$T/stop"
+wait "$WL"
+wait_marker netfault-done
+caught_up 120 || fail "the sinks did not catch up: redis $(acked redis), pg $(acked pg), log $(last_seq)"
+for p in "$RS:redis" "$PS:pg"; do
+  kill -TERM "${p%%:*}"
+  rc=0; wait "${p%%:*}" || rc=$?
+  [ "$rc" = 0 ] || fail "${p#*:} exited $rc on SIGTERM: $(tail -3 "$T/${p#*:}.err")"
+done
+cdc-tail --log "$T/log" --schema-changes > "$T/events"
+python3 "$MODEL" check hash "$REDIS_SOCK" h: redis < "$T/events" > "$T/redis.check" ||
+  fail "the Redis mirror differs from the log: $(cat "$T/redis.check")"
+for t in a b c fat; do
+  src=$(psql_q -c "SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY id), '')), count(*) FROM $t x")
+  dst=$(psql_q -d tgt -c "SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY id), '')), count(*) FROM $t x")
+  [ "$src" = "$dst" ] || fail "target table $t differs: $dst, source $src"
+done
+ok "the Redis mirror equals the log ($(cat "$T/redis.check")); every target table equals its source ($(wc -l < "$T/events") events)"
