@@ -67,6 +67,8 @@ snap = {t: 0 for t in state}
 bad = []
 for line in sys.stdin:
     e = json.loads(line)
+    if e["table"] not in state:
+        continue
     rows = state[e["table"]]
     op = e["op"]
     if op == "r":
@@ -159,7 +161,7 @@ msql -e "RESET MASTER"
 [ -z "$(msql -e 'SELECT @@gtid_binlog_pos')" ] || fail "RESET MASTER left a GTID"
 rm -rf "$T/log"
 expect_exit 0 mcapture --exit-when-idle
-msql shop -e "INSERT INTO s1 VALUES (900001, 1, 'after reset', 1); UPDATE s2 SET k = 0 WHERE id = 5; DELETE FROM s3 WHERE id = 6"
+msql shop -e "INSERT INTO s1 VALUES ($((ROWS + 900001)), 1, 'after reset', 1); UPDATE s2 SET k = 0 WHERE id = 5; DELETE FROM s3 WHERE id = 6"
 expect_exit 0 mcapture --exit-when-idle
 check
 ok "a snapshot before any GTID: the stream starts at the binlog's first transaction, nothing twice ($(cat "$T/check.out"))"
@@ -176,10 +178,30 @@ ok "--table limits the snapshot to the tables capture reads"
 # each table in chunks while the writer runs, capture SIGKILLed during one
 # of them; replaying the log then gives exactly the tables, so every row
 # came from a chunk or the stream, none lost, none stale.
+# Meanwhile no InnoDB transaction gets older than a few seconds and
+# commits keep reaching the log (their latency is reported). ROWS=1000000
+# is the long mode.
 L3=$T/log3
 rm -f "$T/capture.err"
 # What cdc-capture(1) says an incremental snapshot needs beyond SELECT.
 msql -e "GRANT CREATE, INSERT, UPDATE ON shop.cdc_watermark TO cdc@'%'"
+msql shop -e "CREATE TABLE ping (id INT AUTO_INCREMENT PRIMARY KEY, at TIMESTAMP(6) DEFAULT NOW(6))"
+# The age of the oldest InnoDB transaction, every 0.1 s (innodb_trx counts
+# in whole seconds).
+(
+  while :; do
+    msql -e "SELECT COALESCE(MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())), 0)
+             FROM information_schema.innodb_trx" || true
+    sleep 0.1
+  done
+) >> "$T/ages" 2>/dev/null &
+ages=$!
+at_exit "kill $ages 2>/dev/null"
+# The probe sees a long transaction when there is one: a 3-second one.
+msql shop -e "START TRANSACTION; SELECT COUNT(*) FROM ping; DO SLEEP(3); COMMIT" >/dev/null
+sleep 0.3
+python3 -c 'import sys; a=[int(l) for l in open(sys.argv[1]) if l.strip()]; sys.exit(max(a) < 2)' "$T/ages" ||
+  fail "innodb_trx never showed a 3-second transaction: $(sort -n "$T/ages" | tail -1)"
 writer_start 3
 cap3() {
   cdc-capture --log "$L3" --dsn "$MARIA_DSN" --snapshot never 2>>"$T/capture.err" &
@@ -190,8 +212,24 @@ for _ in $(seq 300); do
   grep -q "streaming the binlog" "$T/capture.err" && break
   sleep 0.1
 done
-cdc-log snapshot --log "$L3" --table shop.s1 --chunk-rows 2000 -q --timeout 300s >/dev/null 2>"$T/err" ||
+# Commit to readable-in-the-log latency, a commit every 0.2 s.
+(
+  while :; do
+    g=$(msql shop -e "INSERT INTO ping () VALUES (); SELECT @@last_gtid")
+    t0=$(date +%s.%N)
+    cdc-log wait --log "$L3" --gtid "$g" --timeout 60s >/dev/null 2>&1 || echo "timeout"
+    echo "$t0 $(date +%s.%N)"
+    sleep 0.2
+  done
+) > "$T/latency" 2>/dev/null &
+pinger=$!
+at_exit "kill $pinger 2>/dev/null"
+: > "$T/ages"
+t0=$(date +%s.%N)
+wait_s=$((300 + ROWS / 2000))
+cdc-log snapshot --log "$L3" --table shop.s1 --chunk-rows 2000 -q --timeout ${wait_s}s >/dev/null 2>"$T/err" ||
   fail "snapshot of s1: $(cat "$T/err")"
+t1=$(date +%s.%N)
 id=$(cdc-log snapshot --log "$L3" --table shop.s2 --chunk-rows 1000 --no-wait)
 for _ in $(seq 600); do
   rows=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"])' "$L3/snapshots/$id.json")
@@ -202,18 +240,45 @@ kill -9 "$CAP"; wait "$CAP" 2>/dev/null || true
 grep -q '"state":"done"' "$L3/snapshots/$id.json" && fail "s2's snapshot finished before the kill"
 cdc-log verify --log "$L3" >/dev/null || fail "cdc-log verify after SIGKILL during an incremental snapshot"
 cap3
-cdc-log snapshot --log "$L3" --table shop.s3 --chunk-rows 5000 -q --timeout 300s >/dev/null 2>"$T/err" ||
+cdc-log snapshot --log "$L3" --table shop.s3 --chunk-rows 5000 -q --timeout ${wait_s}s >/dev/null 2>"$T/err" ||
   fail "snapshot of s3: $(cat "$T/err")"
+t2=$(date +%s.%N)
 grep -q '"state":"done"' "$L3/snapshots/$id.json" || fail "s2's snapshot did not finish after the restart"
 sleep 1
+kill "$ages" "$pinger" 2>/dev/null || true
 writer_stop
+# The first snapshot (t0..t1) ran with capture undisturbed; the ages are
+# of the whole run, the kill and restart included.
+python3 - "$T/ages" "$T/latency" "$t0" "$t1" "$t2" "$ROWS" <<'PY' > "$T/inc.out" || fail "long transactions or a stalled stream: $(cat "$T/inc.out")"
+import sys
+ages = [int(l) for l in open(sys.argv[1]) if l.strip()]
+t0, t1, t2, rows = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+lat = []
+for l in open(sys.argv[2]):
+    if l.strip() == "timeout":
+        print("a commit did not reach the log within 60 s")
+        sys.exit(1)
+    a, b = map(float, l.split())
+    if t0 <= a <= t1:
+        lat.append(b - a)
+lat.sort()
+if not ages or not lat:
+    print("no samples", len(ages), len(lat))
+    sys.exit(1)
+q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000
+print(f"oldest InnoDB transaction {max(ages)} s ({len(ages)} samples); "
+      f"s1 at {rows / (t1 - t0):,.0f} rows/s, commit to log meanwhile p50 {q(0.5):.0f} ms, "
+      f"p99 {q(0.99):.0f} ms, max {lat[-1] * 1000:.0f} ms ({len(lat)} commits)")
+sys.exit(max(ages) >= 5 or lat[-1] >= 10)
+PY
+echo "# $(cat "$T/inc.out")"
 CHECK_LOG=$L3 INC=1 check
 kill "$CAP"; wait "$CAP" || fail "capture did not stop cleanly"
 # The signal table's own changes are no events, and watermarks hidden.
 cdc-tail --log "$L3" | grep -q cdc_watermark && fail "the signal table shows in the log"
 n=$(cdc-tail --log "$L3" --watermarks | grep -c '"prefix":"cdc.snapshot"')
 [ "$n" -gt 0 ] || fail "no watermark in the log"
-ok "incremental snapshots of 3 tables under $(cat "$T/writer.out") writer transactions, SIGKILL during one: the replay equals the tables ($(cat "$T/check.out"), $n watermarks)"
+ok "incremental snapshots of 3 tables under $(cat "$T/writer.out") writer transactions, SIGKILL during one: the replay equals the tables ($(cat "$T/check.out"), $n watermarks); $(cat "$T/inc.out")"
 
 # 7. Keys of other kinds: text in a case-insensitive collation before an
 # integer, a latin1 text key, DATETIME(6) and DECIMAL keys; chunks of 7 rows
