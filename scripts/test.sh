@@ -81,11 +81,13 @@ for v in $PG_VERSIONS; do
   fi
 done
 
-# Quiet network faults between capture and PostgreSQL, short
+# Quiet network faults between each capture and sink and its server, short
 # (NETFAULT_LONG=1 adds a 5-minute blackhole and one during the snapshot).
 for t in tests/netfault/*_test.sh; do
   run "netfault $(basename "$t" _test.sh)" env BIN="$ROOT/build/tools" bash "$t"
 done
+# A real full disk under capture and a sink (a tmpfs of its own; root).
+run "faults full_disk" env BIN="$ROOT/build/tools" bash tests/faults/full_disk_test.sh
 
 # The chaos harness, short (tests/chaos/run.sh --seconds 1000 --pace 0.25
 # --backup-every 20 is the long mode).

@@ -190,6 +190,21 @@ else
     expect_one_line 'Read-only file system'
     umount "$T/empty"
     ok "unwritable (read-only) log directory"
+    # Listing a log that has no consumers.db yet creates none: on a
+    # read-only mount (or a full disk) it works and says 0.
+    gen_events 1 3 1 | cdc-log import --log "$T/fresh" -q
+    rm -f "$T/fresh"/consumers.db*
+    mkdir "$T/ro"
+    mount --bind "$T/fresh" "$T/ro" && mount -o remount,bind,ro "$T/ro"
+    at_exit "umount '$T/ro'"
+    n=$(cdc-log info --log "$T/ro" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["consumers"])') ||
+      fail "cdc-log info on a read-only log without consumers.db"
+    [ "$n" = 0 ] || fail "cdc-log info counts $n consumers"
+    expect_exit 0 cdc-log consumers --log "$T/ro" --json
+    [ ! -s "$T/out" ] || fail "consumers listed: $(cat "$T/out")"
+    umount "$T/ro"
+    [ ! -e "$T/fresh/consumers.db" ] || fail "cdc-log info created consumers.db"
+    ok "info and consumers on a read-only log without consumers.db: 0 consumers, nothing created"
   else
     echo "skip - read-only mount not permitted here"
   fi

@@ -1,10 +1,13 @@
 // cdc-log: inspect, verify, retain, list consumers and segments, import.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cdc/base/fs.h"
 #include "cdc/base/logging.h"
 #include "cdc/base/time.h"
 #include "cdc/cli/cli.h"
@@ -35,11 +38,28 @@ std::string TimeOrDash(int64_t us, bool known) {
   return known ? FormatTimestamp(us) : "-";
 }
 
+// The log's consumer store, or null when it has none yet: a listing must
+// not create consumers.db (on a full disk, a read-only mount, or a log
+// directory the reader may not write, it could not).
+Result<std::unique_ptr<cursor::ConsumerStore>> ExistingStore(
+    const std::string& dir) {
+  struct stat st;
+  if (::lstat(JoinPath(dir, "consumers.db").c_str(), &st) != 0 &&
+      errno == ENOENT)
+    return std::unique_ptr<cursor::ConsumerStore>();
+  return cursor::ConsumerStore::Open(dir);
+}
+Result<std::vector<cursor::Consumer>> ListConsumers(
+    cursor::ConsumerStore* store) {
+  if (store == nullptr) return std::vector<cursor::Consumer>();
+  return store->List();
+}
+
 Status Info(const std::string& dir, bool json) {
   CDC_ASSIGN_OR_RETURN(log::LogIdentity id, log::ReadIdentity(dir));
   CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
-  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
-  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  CDC_ASSIGN_OR_RETURN(auto store, ExistingStore(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, ListConsumers(store.get()));
   Json j;
   j["log"] = dir;
   j.update(Json::parse(log::IdentityJson(id)));
@@ -212,8 +232,8 @@ std::string SelectionFlags(const consume::Filter& f) {
 }
 
 Status Consumers(const std::string& dir, bool json) {
-  CDC_ASSIGN_OR_RETURN(auto store, cursor::ConsumerStore::Open(dir));
-  CDC_ASSIGN_OR_RETURN(auto consumers, store->List());
+  CDC_ASSIGN_OR_RETURN(auto store, ExistingStore(dir));
+  CDC_ASSIGN_OR_RETURN(auto consumers, ListConsumers(store.get()));
   // After the cursors: an ack made meanwhile is within this end.
   CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
   const uint64_t last = sum.next_seq - 1;
