@@ -12,6 +12,9 @@
 # limit; NATS_START_TIMEOUT (default 30 s) how long a node may take to
 # report healthy (a restarted node catching up a large stream takes longer).
 #
+# NATS_LISTEN (default 127.0.0.1) is the address clients connect to;
+# routes and monitoring stay on loopback.
+#
 # Exports NATS_URLS (nats://127.0.0.1:P1,...,P3) and NATS_URL (node 1).
 # Helpers:
 #   nats_kill N        SIGKILL node N (1-3)
@@ -51,7 +54,7 @@ nats_start() {
     mkdir -p "$NATS_DIR/n$((i + 1))"
     {
       echo "server_name: n$((i + 1))"
-      echo "listen: 127.0.0.1:${NATS_PORTS[$i]}"
+      echo "listen: ${NATS_LISTEN:-127.0.0.1}:${NATS_PORTS[$i]}"
       echo "http: 127.0.0.1:${NATS_MPORTS[$i]}"
       echo "jetstream {"
       echo "  store_dir: \"$NATS_DIR/n$((i + 1))\""
@@ -68,8 +71,9 @@ nats_start() {
       for extra in "$@"; do echo "$extra"; done
     } > "$NATS_DIR/n$((i + 1)).conf"
   done
-  NATS_URLS="nats://127.0.0.1:${NATS_PORTS[0]},nats://127.0.0.1:${NATS_PORTS[1]},nats://127.0.0.1:${NATS_PORTS[2]}"
-  NATS_URL="nats://127.0.0.1:${NATS_PORTS[0]}"
+  local h=${NATS_LISTEN:-127.0.0.1}
+  NATS_URLS="nats://$h:${NATS_PORTS[0]},nats://$h:${NATS_PORTS[1]},nats://$h:${NATS_PORTS[2]}"
+  NATS_URL="nats://$h:${NATS_PORTS[0]}"
   export NATS_URLS NATS_URL
   [ "${NATS_NO_TRAP:-0}" = 1 ] || trap nats_stop EXIT
   for i in 1 2 3; do _nats_spawn "$i"; done

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# cdc-redis and cdc-pg across a network that fails without a word. Redis
-# and the target PostgreSQL listen on one end of a veth pair; the sinks run
+# cdc-redis, cdc-pg and cdc-nats across a network that fails without a
+# word. Redis, the target PostgreSQL and a 3-node JetStream cluster listen
+# on one end of a veth pair; the sinks run
 # in a network namespace at the other and follow a log that capture (over
 # PostgreSQL's unix socket, untouched) fills from a workload committing
 # throughout.
 #
 # Short mode (CI): a 5 s blackhole (nothing to notice), 10% and 1% packet
 # loss (and, where the kernel has sch_netem, 200 ms latency with 1% loss,
-# then reordering and duplication), a 40 s blackhole past both sinks'
+# then reordering and duplication), a 45 s blackhole past the sinks'
 # liveness bounds (each must say its connection is dead within the bound
 # its man page gives for the flags used here, keep running, and resume once
 # the path heals), and a blackhole cut into a 50,000-row transaction as the
 # sinks apply it. NETFAULT_LONG=1 adds a 5-minute blackhole. At the end the
 # Redis hash mirror equals the state rebuilt from the log, every target
-# table equals its source table, and each consumer is acked to the log's
-# end: nothing lost, nothing applied twice.
+# table equals its source table, the stream holds every event of the log
+# once, in order, and each consumer is acked to the log's end: nothing
+# lost, nothing applied twice.
 #
 # Needs root (ip netns, nft); says so and stops otherwise.
 source "$(dirname "$0")/../integration/lib.sh"
 source "$HERE/wl.sh"
 source "$HERE/../../scripts/redis.sh"
+source "$HERE/../../scripts/nats.sh"
 source "$(dirname "$0")/lib.sh"
 LONG=${NETFAULT_LONG:-0}
 MODEL="$HERE/../e2e/redis_model.py"
@@ -38,22 +41,31 @@ TDSN="host=$SUB.1 port=$PGPORT user=postgres dbname=tgt"
 REDIS_TCP=1 redis_start "$T" --bind "$SUB.1"
 at_exit redis_stop
 RURL="redis://$SUB.1:$REDIS_PORT/0"
+NATS_NO_TRAP=1 NATS_LISTEN=$SUB.1 nats_start "$T"
+at_exit nats_stop
 
 cdc-capture --log "$T/log" --dsn "$CDC_TEST_DSN" --table a,b,c,fat 2>>"$T/capture.err" &
 CAP=$!
 at_exit "kill -9 $CAP 2>/dev/null"
 wait_more "streaming from slot" "$T/capture.err" 60 0 || fail "capture did not start: $(cat "$T/capture.err")"
-# The sinks' liveness bounds: cdc-redis --timeout (a batch unanswered for
-# that long is a dead connection); cdc-pg tcp_user_timeout (its default,
-# cdc-pg(1)).
+# The sinks' liveness bounds: cdc-redis and cdc-nats --timeout (a batch
+# or a publish unanswered for that long is a failure); cdc-pg
+# tcp_user_timeout (its default, cdc-pg(1)).
+declare -A pid bound
 ip netns exec "$NS" cdc-redis --log "$T/log" -c redis --redis "$RURL" --mode hash \
   --prefix h: --timeout 5s --reconnect-max 10m -f 2>>"$T/redis.err" &
-RS=$!
-at_exit "kill -9 $RS 2>/dev/null"
+pid[redis]=$!
+bound[redis]=12
 ip netns exec "$NS" cdc-pg --log "$T/log" -c pg --dsn "$TDSN" --reconnect-max 10m \
   -f 2>>"$T/pg.err" &
-PS=$!
-at_exit "kill -9 $PS 2>/dev/null"
+pid[pg]=$!
+bound[pg]=40
+ip netns exec "$NS" cdc-nats --log "$T/log" -c nats --server "$NATS_URLS" --stream NF \
+  --replicas 3 --timeout 5s --reconnect-max 10m -f 2>>"$T/nats.err" &
+pid[nats]=$!
+bound[nats]=20
+SINKS="redis pg nats"
+at_exit "kill -9 ${pid[*]} 2>/dev/null"
 
 # Workload batches until $T/stop exists.
 workload() {
@@ -67,11 +79,11 @@ workload() {
 workload &
 WL=$!
 at_exit "kill $WL"
-# Both sinks must stay up through every fault.
+# Every sink must stay up through every fault.
 alive() {
-  local p
-  for p in "$RS:redis" "$PS:pg"; do
-    kill -0 "${p%%:*}" 2>/dev/null || fail "${p#*:} exited $1: $(tail -3 "$T/${p#*:}.err")"
+  local s
+  for s in $SINKS; do
+    kill -0 "${pid[$s]}" 2>/dev/null || fail "$s exited $1: $(tail -3 "$T/$s.err")"
   done
 }
 acked() {  # acked CONSUMER: its cursor's seq
@@ -82,26 +94,31 @@ for l in sys.stdin:
     if c['name'] == sys.argv[1]: print(c['acked_seq'])" "$1"
 }
 last_seq() { cdc-log info --log "$T/log" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['last_seq'])"; }
-# caught_up SECS: both consumers acked to the log's end as it is now.
+# caught_up SECS: every consumer acked to the log's end as it is now.
 caught_up() {
-  local end i
+  local end i s behind
   end=$(last_seq)
   for i in $(seq $(($1 * 10))); do
-    [ "$(acked redis)" -ge "$end" ] 2>/dev/null && [ "$(acked pg)" -ge "$end" ] 2>/dev/null && return 0
+    behind=0
+    for s in $SINKS; do
+      [ "$(acked $s)" -ge "$end" ] 2>/dev/null || behind=1
+    done
+    [ "$behind" = 0 ] && return 0
     sleep 0.1
   done
   return 1
 }
+where() { local s; for s in $SINKS; do printf '%s %s, ' "$s" "$(acked $s)"; done; echo "log $(last_seq)"; }
 sleep 3
-caught_up 30 || fail "the sinks do not follow: redis $(acked redis), pg $(acked pg), log $(last_seq)"
+caught_up 30 || fail "the sinks do not follow: $(where)"
 
 # 1. A short blackhole: nothing to notice, nothing lost.
 blackhole
 sleep 5
 heal
 alive "on a 5 s blackhole"
-caught_up 60 || fail "no progress after a 5 s blackhole: redis $(acked redis), pg $(acked pg)"
-ok "a 5 s blackhole: both sinks carry on"
+caught_up 60 || fail "no progress after a 5 s blackhole: $(where)"
+ok "a 5 s blackhole: every sink carries on"
 
 # 2. A lossy path.
 loss 10
@@ -122,26 +139,37 @@ else
   echo "note: this kernel has no sch_netem: latency, reordering and duplication not tried"
 fi
 alive "on $what"
-caught_up 60 || fail "no progress after $what: redis $(acked redis), pg $(acked pg)"
-ok "$what: both sinks carry on"
+caught_up 60 || fail "no progress after $what: $(where)"
+ok "$what: every sink carries on"
 
-# 3. A blackhole past both liveness bounds: each sink says its connection
-# is dead within its bound, and resumes once the path heals.
-rw=$(count warning "$T/redis.err")
-pw=$(count warning "$T/pg.err")
+# 3. A blackhole past the liveness bounds: each sink says its connection
+# is dead (or its requests failed) within its bound, and resumes once the
+# path heals.
+declare -A before noticed
+for x in $SINKS; do before[$x]=$(count warning "$T/$x.err"); done
 t0=$SECONDS
 blackhole
-wait_more warning "$T/redis.err" 20 "$rw" || fail "cdc-redis did not notice a dead Redis: $(tail -3 "$T/redis.err")"
-rn=$((SECONDS - t0))
-wait_more warning "$T/pg.err" 40 "$pw" || fail "cdc-pg did not notice a dead target: $(tail -3 "$T/pg.err")"
-pn=$((SECONDS - t0))
-[ "$rn" -le 12 ] || fail "cdc-redis (--timeout 5s) took $rn s to notice"
-[ "$pn" -le 40 ] || fail "cdc-pg took $pn s to notice"
+seen=0
+while [ $((SECONDS - t0)) -lt 60 ] && [ "$seen" -lt 3 ]; do
+  for x in $SINKS; do
+    if [ -z "${noticed[$x]:-}" ] && [ "$(count warning "$T/$x.err")" -gt "${before[$x]}" ]; then
+      noticed[$x]=$((SECONDS - t0))
+      seen=$((seen + 1))
+    fi
+  done
+  sleep 0.2
+done
 sleep $((45 - (SECONDS - t0) > 0 ? 45 - (SECONDS - t0) : 0))
 heal
+said=""
+for x in $SINKS; do
+  [ -n "${noticed[$x]:-}" ] || fail "$x did not notice the blackhole: $(tail -3 "$T/$x.err")"
+  [ "${noticed[$x]}" -le "${bound[$x]}" ] || fail "$x took ${noticed[$x]} s to notice (bound ${bound[$x]} s): $(grep warning "$T/$x.err" | tail -2)"
+  said+="$x ${noticed[$x]} s, "
+done
 alive "on a 45 s blackhole"
-caught_up 120 || fail "no progress after a 45 s blackhole: redis $(acked redis), pg $(acked pg)"
-ok "a 45 s blackhole: cdc-redis noticed in $rn s, cdc-pg in $pn s, both resumed"
+caught_up 120 || fail "no progress after a 45 s blackhole: $(where)"
+ok "a 45 s blackhole, noticed within the bounds (${said%, }): every sink resumed"
 
 # 4. Cut as the sinks apply a 50,000-row transaction.
 end=$(last_seq)
@@ -155,8 +183,8 @@ blackhole
 sleep 30
 heal
 alive "on a cut into a large transaction"
-caught_up 180 || fail "no progress after a cut into a large transaction: redis $(acked redis), pg $(acked pg)"
-ok "a 30 s blackhole as the sinks apply a 50,000-row transaction: both go on"
+caught_up 180 || fail "no progress after a cut into a large transaction: $(where)"
+ok "a 30 s blackhole as the sinks apply a 50,000-row transaction: every sink goes on"
 
 if [ "$LONG" = 1 ]; then
   blackhole
@@ -164,17 +192,17 @@ if [ "$LONG" = 1 ]; then
   heal
   alive "on a 5-minute blackhole"
   caught_up 300 || fail "no progress after 5 minutes of blackhole"
-  ok "a 5-minute blackhole: both sinks resume afterwards"
+  ok "a 5-minute blackhole: every sink resumes afterwards"
 fi
 
 touch "$T/stop"
 wait "$WL"
 wait_marker netfault-done
-caught_up 120 || fail "the sinks did not catch up: redis $(acked redis), pg $(acked pg), log $(last_seq)"
-for p in "$RS:redis" "$PS:pg"; do
-  kill -TERM "${p%%:*}"
-  rc=0; wait "${p%%:*}" || rc=$?
-  [ "$rc" = 0 ] || fail "${p#*:} exited $rc on SIGTERM: $(tail -3 "$T/${p#*:}.err")"
+caught_up 120 || fail "the sinks did not catch up: $(where)"
+for s in $SINKS; do
+  kill -TERM "${pid[$s]}"
+  rc=0; wait "${pid[$s]}" || rc=$?
+  [ "$rc" = 0 ] || fail "$s exited $rc on SIGTERM: $(tail -3 "$T/$s.err")"
 done
 cdc-tail --log "$T/log" --schema-changes > "$T/events"
 python3 "$MODEL" check hash "$REDIS_SOCK" h: redis < "$T/events" > "$T/redis.check" ||
@@ -184,4 +212,20 @@ for t in a b c fat; do
   dst=$(psql_q -d tgt -c "SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY id), '')), count(*) FROM $t x")
   [ "$src" = "$dst" ] || fail "target table $t differs: $dst, source $src"
 done
-ok "the Redis mirror equals the log ($(cat "$T/redis.check")); every target table equals its source ($(wc -l < "$T/events") events)"
+# The stream: each event of the log, schema events included, once, in
+# order.
+"$BIN/../bench/cdc-nats-probe" "$NATS_URLS" dump NF > "$T/dump"
+cdc-tail --log "$T/log" --schema-changes | python3 -c 'import json,sys; [print(json.loads(l)["seq"]) for l in sys.stdin]' > "$T/want"
+python3 - "$T/dump" "$T/want" <<'PY' > "$T/nats.check" || fail "the stream differs from the log: $(cat "$T/nats.check")"
+import sys
+got = [int(l.split()[2]) for l in open(sys.argv[1])]
+want = [int(l) for l in open(sys.argv[2])]
+if got != want:
+    dup = len(got) - len(set(got))
+    missing = sorted(set(want) - set(got))[:5]
+    extra = sorted(set(got) - set(want))[:5]
+    print("%d messages for %d events: %d twice, missing %s, extra %s" % (len(got), len(want), dup, missing, extra))
+    sys.exit(1)
+print("%d messages" % len(got))
+PY
+ok "the stream holds each event once, in order ($(cat "$T/nats.check")); the Redis mirror equals the log ($(cat "$T/redis.check")); every target table equals its source ($(wc -l < "$T/events") events)"

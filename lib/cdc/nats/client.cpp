@@ -282,6 +282,17 @@ Result<std::unique_ptr<Client>> Client::Open(const ConnectOptions& o) {
   if (s == NATS_OK) s = natsOptions_SetErrorHandler(im.opts, OnAsyncError, &im);
   if (s == NATS_OK) s = natsOptions_SetFailRequestsOnDisconnect(im.opts, true);
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(im.opts, 64 << 20);
+  // A server that stops answering without a word (a dead host, a network
+  // that drops every packet) must not hold the connection: without a write
+  // deadline nats.c's flusher blocks in send(2) with the connection's lock
+  // held once the socket buffer fills, and every publish waits behind it
+  // until TCP gives up (about 15 minutes). A write blocked for the publish
+  // timeout fails the connection, which nats.c then replaces; an idle one
+  // is pinged every 10 s and taken for dead after two unanswered pings.
+  if (s == NATS_OK)
+    s = natsOptions_SetWriteDeadline(im.opts, o.publish_timeout_ms);
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(im.opts, 10000);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(im.opts, 2);
   if (s != NATS_OK) return fail("nats options");
   if (!o.creds_file.empty()) {
     // nats.c reads the file only when it connects, and reports a missing
