@@ -5,7 +5,7 @@
 #
 #   BIN=build/tools tests/soak/run.sh [--hours H | --minutes M] [--rate 5000]
 #       [--kill-every 180] [--backup-every 3600] [--sample-every 60]
-#       [--retain-bytes 1G] [--json FILE]
+#       [--retain-bytes 256M] [--json FILE]
 #
 # Running, each restarted by a supervisor loop (as systemd would) whenever
 # it exits: cdc-capture (with --retain-bytes: the log's size is bounded),
@@ -22,7 +22,7 @@
 # sampled.
 #
 # At the end, with the workload stopped and everything caught up:
-##  - the Redis mirror equals the tables (every row, every field, nothing
+#  - the Redis mirror equals the tables (every row, every field, nothing
 #    extra), the stream holds a contiguous run of the log's seqs ending at
 #    its last, once each, and the pipeline handled every event the log
 #    still holds (at least once: its repeats are counted);
@@ -43,7 +43,7 @@ RATE=5000
 KILL_EVERY=180
 BACKUP_EVERY=3600
 SAMPLE_EVERY=60
-RETAIN=1G
+RETAIN=256M
 JSON=$ROOT/bench/results/soak.json
 while [ $# -gt 0 ]; do
   case $1 in
