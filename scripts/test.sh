@@ -88,6 +88,10 @@ for t in tests/netfault/*_test.sh; do
 done
 # A real full disk under capture and a sink (a tmpfs of its own; root).
 run "faults full_disk" env BIN="$ROOT/build/tools" bash tests/faults/full_disk_test.sh
+# The soak runner, a minute of it (tests/soak/run.sh --hours 1 is the
+# long mode, reported in the README).
+run "soak (60 s)" env BIN="$ROOT/build/tools" bash tests/soak/run.sh --minutes 1 \
+  --kill-every 12 --backup-every 30 --sample-every 5 --json "${TMPDIR:-/tmp}/cdc-soak-ci.json"
 
 # The chaos harness, short (tests/chaos/run.sh --seconds 1000 --pace 0.25
 # --backup-every 20 is the long mode).

@@ -122,10 +122,10 @@ ok "a 5 s blackhole: every sink carries on"
 
 # 2. A lossy path.
 loss 10
-sleep 10
+sleep 8
 heal
 loss 1
-sleep 10
+sleep 8
 heal
 what="10% and 1% packet loss"
 if netem delay 200ms loss 1% 2>/dev/null; then
@@ -180,11 +180,11 @@ for _ in $(seq 300); do
 done
 sleep 0.3
 blackhole
-sleep 30
+sleep 20
 heal
 alive "on a cut into a large transaction"
 caught_up 180 || fail "no progress after a cut into a large transaction: $(where)"
-ok "a 30 s blackhole as the sinks apply a 50,000-row transaction: every sink goes on"
+ok "a 20 s blackhole as the sinks apply a 50,000-row transaction: every sink goes on"
 
 if [ "$LONG" = 1 ]; then
   blackhole
