@@ -86,8 +86,10 @@ done
 for t in tests/netfault/*_test.sh; do
   run "netfault $(basename "$t" _test.sh)" env BIN="$ROOT/build/tools" bash "$t"
 done
-# A real full disk under capture and a sink (a tmpfs of its own; root).
+# A real full disk under capture and a sink (a tmpfs of its own), and a
+# slow one (a loop device whose writes a blkio cgroup throttles); root.
 run "faults full_disk" env BIN="$ROOT/build/tools" bash tests/faults/full_disk_test.sh
+run "faults slow_disk" env BIN="$ROOT/build/tools" bash tests/faults/slow_disk_test.sh
 # The soak runner, a minute of it (tests/soak/run.sh --hours 1 is the
 # long mode, reported in the README).
 run "soak (60 s)" env BIN="$ROOT/build/tools" bash tests/soak/run.sh --minutes 1 \
