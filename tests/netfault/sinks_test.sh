@@ -63,7 +63,7 @@ bound[pg]=40
 ip netns exec "$NS" cdc-nats --log "$T/log" -c nats --server "$NATS_URLS" --stream NF \
   --replicas 3 --timeout 5s --reconnect-max 10m -f 2>>"$T/nats.err" &
 pid[nats]=$!
-bound[nats]=20
+bound[nats]=40
 SINKS="redis pg nats"
 at_exit "kill -9 ${pid[*]} 2>/dev/null"
 
