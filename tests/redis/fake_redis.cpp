@@ -48,7 +48,15 @@ std::pair<uint64_t, uint64_t> Id(const std::string& id) {
 
 class FakeConnection final : public redis::Connection {
  public:
-  explicit FakeConnection(FakeRedis* server) : server_(server) {}
+  explicit FakeConnection(FakeRedis* server) : server_(server) {
+    session_.id = server_->next_id++;
+    server_->sessions[session_.id] = &session_;
+  }
+  ~FakeConnection() override {
+    auto it = server_->sessions.find(session_.id);
+    if (it != server_->sessions.end() && it->second == &session_)
+      server_->sessions.erase(it);
+  }
 
   cdc::Status Append(const redis::Args& a) override {
     if (dead_) return cdc::Status::Unavailable("Redis connection is closed");
@@ -78,6 +86,12 @@ class FakeConnection final : public redis::Connection {
     if (dead_)
       return cdc::Status::Unavailable("Redis: server closed the connection");
     for (auto& cmd : unsent_) {
+      if (session_.killed) {
+        dead_ = true;
+        unsent_.clear();
+        replies_.clear();
+        return cdc::Status::Unavailable("Redis: server closed the connection");
+      }
       ++server_->received;
       replies_.push_back(server_->Execute(&session_, cmd));
       if (server_->cut_at != 0 && server_->received == server_->cut_at) {
@@ -116,6 +130,37 @@ Reply FakeRedis::Run(const std::vector<std::string>& args) {
 
 Reply FakeRedis::Execute(Session* s, const std::vector<std::string>& args) {
   const std::string& verb = args.at(0);
+  if (verb == "CLIENT" && !s->in_multi) {
+    if (deny_client)
+      return Error(
+          "NOPERM User default has no permissions to run the 'client|" +
+          args.at(1) + "' command");
+    const std::string& sub = args.at(1);
+    if (sub == "SETNAME") {
+      s->name = args.at(2);
+      return Status("OK");
+    }
+    if (sub == "ID") return Int(s->id);
+    if (sub == "LIST") {
+      std::string out;
+      for (const auto& [id, other] : sessions)
+        out += "id=" + std::to_string(id) +
+               " addr=127.0.0.1:1 name=" + other->name + " db=0 multi=" +
+               (other->in_multi ? std::to_string(other->queued.size()) : "-1") +
+               " cmd=client|list\n";
+      return Str(out);
+    }
+    if (sub == "KILL" && args.size() == 4 && args[2] == "ID") {
+      auto it = sessions.find(std::stoll(args[3]));
+      if (it == sessions.end()) return Error("ERR No such client");
+      it->second->killed = true;
+      it->second->in_multi = false;
+      it->second->queued.clear();
+      sessions.erase(it);
+      return Status("OK");
+    }
+    return Error("ERR unknown subcommand '" + sub + "'");
+  }
   if (verb == "MULTI") {
     if (s->in_multi) return Error("ERR MULTI calls can not be nested");
     s->in_multi = true;

@@ -6,7 +6,9 @@
 //    a connection that dies before EXEC loses them;
 //  - inside EXEC a command on a key of another type fails on its own
 //    (WRONGTYPE) and the others still run: no rollback;
-//  - XADD with an ID at or below the stream's top fails.
+//  - XADD with an ID at or below the stream's top fails;
+//  - CLIENT SETNAME, ID, LIST and KILL ID over the open connections: a
+//    killed connection loses what it queued and dies at its next command.
 // Faults: the server cuts the connection right after it has received a
 // given number of commands (the last one is run; no reply after it
 // reaches the client), or refuses connections.
@@ -65,7 +67,15 @@ class FakeRedis {
     bool in_multi = false;
     bool aborted = false;  // a command was refused while queued
     std::vector<std::vector<std::string>> queued;
+    long long id = 0;     // CLIENT ID
+    std::string name;     // CLIENT SETNAME
+    bool killed = false;  // CLIENT KILL: what is queued is lost
   };
+  // The sessions of open connections (CLIENT LIST and KILL see them).
+  std::map<long long, Session*> sessions;
+  long long next_id = 1;
+  // CLIENT commands answer NOPERM (an ACL without them).
+  bool deny_client = false;
   redis::Reply Execute(Session* s, const std::vector<std::string>& args);
 
  private:

@@ -258,7 +258,107 @@ TEST_CASE("redis target: the applied seq wins over a cursor behind it",
   REQUIRE_OK(r.status);
   CHECK(Data(w.server) == want);
   CHECK(r.acked == w.evs.back().seq);
-  CHECK(w.server.received - received <= 3);  // GET, GET, (DEL)
+  // CLIENT SETNAME, ID and LIST, GET, GET, (DEL)
+  CHECK(w.server.received - received <= 6);
+}
+
+}  // namespace cdc::redis
+
+namespace cdc::redis {
+
+namespace {
+
+std::vector<EventRef> Refs(const std::vector<test::Ev>& evs, size_t from,
+                           size_t to) {
+  std::vector<EventRef> out;
+  for (size_t i = from; i < to; ++i)
+    out.push_back({evs[i].seq, evs[i].line, evs[i].last});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "redis sink: a connection given up on is fenced off before the next one "
+    "reads its position",
+    "[redis][sink][fence]") {
+  // A sink gave up on its connection (a timeout on a silent network) with
+  // a batch delivered but not executed. Its EXEC may still arrive after
+  // the next connection has read the applied seq and applied newer
+  // events: executed then, it would write older values over newer ones.
+  const std::vector<test::Ev> evs = test::Workload();
+  REQUIRE(evs.size() > 12);
+  size_t mid = 0;
+  while (!evs[mid].last || mid < 5) ++mid;
+  ++mid;  // [0, mid): whole transactions
+  for (Mode mode : {Mode::kStream, Mode::kHash}) {
+    INFO("mode " << (mode == Mode::kHash ? "hash" : "stream"));
+    test::FakeRedis server;
+    SinkOptions so;
+    so.mode = mode;
+    so.consumer = "c";
+    Sink old_sink(so);
+    auto old_conn = server.Connect();
+    REQUIRE_OK(old_conn.status());
+    auto a = old_sink.ReadApplied(**old_conn);
+    REQUIRE_OK(a.status());
+    // MULTI and the batch reach the server; EXEC is still to come.
+    REQUIRE_OK(old_sink.Begin(**old_conn, Refs(evs, 0, mid), *a));
+    REQUIRE_OK((*old_conn)->SendIfOver(0));
+    REQUIRE(server.sessions.size() == 1);
+    REQUIRE(server.sessions.begin()->second->in_multi);
+
+    Sink sink(so);
+    auto conn = server.Connect();
+    REQUIRE_OK(conn.status());
+    auto applied = sink.ReadApplied(**conn);
+    REQUIRE_OK(applied.status());
+    CHECK_FALSE(applied->has_value());
+    auto r = sink.Apply(**conn, Refs(evs, 0, evs.size()), *applied);
+    REQUIRE_OK(r.status());
+    const std::string done = server.Dump();
+
+    // The old connection's EXEC, late: it finds its connection closed.
+    Status late = old_sink.Exec(**old_conn);
+    if (late.ok()) late = old_sink.Finish(**old_conn).status();
+    CHECK(late.code() == Code::kUnavailable);
+    CHECK(server.Dump() == done);
+    CHECK(server.sessions.size() == 1);
+  }
+}
+
+TEST_CASE("redis sink: without CLIENT rights it warns and goes on",
+          "[redis][sink][fence]") {
+  test::FakeRedis server;
+  server.deny_client = true;
+  SinkOptions so;
+  so.mode = Mode::kHash;
+  so.consumer = "c";
+  Sink sink(so);
+  auto conn = server.Connect();
+  REQUIRE_OK(conn.status());
+  auto applied = sink.ReadApplied(**conn);
+  REQUIRE_OK(applied.status());
+  const std::vector<test::Ev> evs = test::Workload();
+  REQUIRE_OK(sink.Apply(**conn, Refs(evs, 0, evs.size()), *applied).status());
+  CHECK(server.keys.count("cdc:__cdc_applied:c") == 1);
+}
+
+TEST_CASE("redis sink: its connection's name is one per prefix and consumer",
+          "[redis][sink][fence]") {
+  SinkOptions a;
+  a.consumer = "c";
+  SinkOptions b = a;
+  b.prefix = "other:";
+  SinkOptions c = a;
+  c.consumer = "d";
+  const std::string n = Sink(a).ClientName();
+  CHECK(n.size() == std::string("cdc-redis-").size() + 16);
+  CHECK(n.rfind("cdc-redis-", 0) == 0);
+  CHECK(n == Sink(a).ClientName());
+  CHECK(n != Sink(b).ClientName());
+  CHECK(n != Sink(c).ClientName());
+  CHECK(Sink(b).ClientName() != Sink(c).ClientName());
 }
 
 }  // namespace cdc::redis

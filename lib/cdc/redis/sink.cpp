@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "cdc/base/logging.h"
+
 namespace cdc::redis {
 
 namespace {
@@ -132,7 +134,94 @@ std::string Sink::Expand(std::string_view schema, std::string_view table,
   return out;
 }
 
+std::string Sink::ClientName() const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char ch : applied_key_) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name = "cdc-redis-";
+  for (int shift = 60; shift >= 0; shift -= 4) name += kHex[(h >> shift) & 15];
+  return name;
+}
+
+Status Sink::Fence(Connection& c) {
+  const std::string name = ClientName();
+  Args a;
+  a << "CLIENT"
+    << "SETNAME" << name;
+  CDC_RETURN_IF_ERROR(c.Append(a));
+  a.clear();
+  a << "CLIENT"
+    << "ID";
+  CDC_RETURN_IF_ERROR(c.Append(a));
+  a.clear();
+  a << "CLIENT"
+    << "LIST"
+    << "TYPE"
+    << "normal";
+  CDC_RETURN_IF_ERROR(c.Append(a));
+  Reply r[3];
+  for (Reply& x : r) CDC_RETURN_IF_ERROR(c.Read(&x));
+  auto refused = [&](const Reply& e) {
+    if (!warned_fence_)
+      LogWarning(
+          "Redis refused " +
+          std::string(&e == &r[0] ? "CLIENT SETNAME" : "CLIENT LIST/KILL") +
+          " (" + e.str +
+          "): earlier connections are not fenced off, so a batch of "
+          "one given up on may still land late; grant +client|setname "
+          "+client|id +client|list +client|kill (cdc-redis(1))");
+    warned_fence_ = true;
+    return Status::OK();
+  };
+  for (const Reply& e : r)
+    if (e.is_error()) return refused(e);
+  if (r[1].type != Reply::Type::kInteger || r[2].type != Reply::Type::kString)
+    return Status::Internal("Redis answered CLIENT ID or CLIENT LIST oddly");
+  const std::string own = std::to_string(r[1].integer);
+  // One client a line: "id=7 addr=... name=cdc-redis-... ...".
+  std::vector<std::string> stale;
+  std::string_view list = r[2].str;
+  while (!list.empty()) {
+    size_t nl = list.find('\n');
+    std::string_view line = list.substr(0, nl);
+    list =
+        nl == std::string_view::npos ? std::string_view() : list.substr(nl + 1);
+    std::string_view id, client;
+    while (!line.empty()) {
+      size_t sp = line.find(' ');
+      std::string_view field = line.substr(0, sp);
+      line = sp == std::string_view::npos ? std::string_view()
+                                          : line.substr(sp + 1);
+      if (field.rfind("id=", 0) == 0) id = field.substr(3);
+      if (field.rfind("name=", 0) == 0) client = field.substr(5);
+    }
+    if (client == name && !id.empty() && id != own) stale.emplace_back(id);
+  }
+  for (const std::string& id : stale) {
+    a.clear();
+    a << "CLIENT"
+      << "KILL"
+      << "ID" << id;
+    CDC_RETURN_IF_ERROR(c.Append(a));
+  }
+  for (size_t i = 0; i < stale.size(); ++i) {
+    Reply k;
+    CDC_RETURN_IF_ERROR(c.Read(&k));
+    // "No such client": it closed between the list and the kill.
+    if (k.is_error() && k.str.rfind("ERR No such client", 0) != 0)
+      (void)refused(k);
+  }
+  if (!stale.empty())
+    LogInfo("closed " + std::to_string(stale.size()) +
+            " earlier connection(s) of this sink before reading its position");
+  return Status::OK();
+}
+
 Result<std::optional<uint64_t>> Sink::ReadApplied(Connection& c) {
+  CDC_RETURN_IF_ERROR(Fence(c));
   // GET, not MGET: MGET answers nil for a key of another type, as for a
   // missing one, and the batch's SET would then replace whatever is there
   // (someone's hash, list, stream ...). GET answers WRONGTYPE instead.

@@ -86,6 +86,19 @@ class Sink {
   // Hash mode: the set naming a table's row hashes,
   // {prefix}__cdc_rows:{schema}.{table} (names as KeyName writes them).
   std::string MembersKey(std::string_view schema, std::string_view table) const;
+  // The name each of this sink's connections gives itself (CLIENT
+  // SETNAME): cdc-redis- and 16 hex digits of a hash of the applied key,
+  // so one per prefix and consumer.
+  std::string ClientName() const;
+  // Fences off every earlier connection of this sink before anything is
+  // read: names this one, then closes (CLIENT KILL ID) every other client
+  // of that name. A connection given up on (a timeout, a silent network)
+  // may still hold a batch in the server's socket or in its own kernel's
+  // send queue, EXEC included; once killed, what was not executed never
+  // will be, so the applied seq read next is final. Where the server
+  // refuses the CLIENT commands (an ACL without them) it warns, once, that
+  // a batch of a connection given up on may still land late, and goes on.
+  Status Fence(Connection& c);
   // The applied seq in Redis; nullopt when the key does not exist. When a
   // batch's EXEC was never confirmed clean (the unconfirmed key,
   // {prefix}__cdc_unconfirmed:{consumer}, holds the seq before it), that
@@ -166,6 +179,7 @@ class Sink {
 
   SinkOptions o_;
   std::string applied_key_;
+  bool warned_fence_ = false;
   Args args_;
   std::deque<std::string> scratch_;  // argument bytes of the command built
   std::deque<Pending> pending_;      // begun, oldest first
