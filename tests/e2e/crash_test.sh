@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crash safety of the writer: `cdc-log import` on a large stream is killed
-# with SIGKILL at random moments (at least 20 times) and restarted each time
+# with SIGKILL at random moments ($KILLS times, 25 by default) and restarted each time
 # on the input it had not yet committed. Afterwards the log verifies, seqs
 # are dense, every transaction is complete and none is there twice.
 source "$(dirname "$0")/lib.sh"
