@@ -276,6 +276,24 @@ std::vector<EventRef> Refs(const std::vector<test::Ev>& evs, size_t from,
   return out;
 }
 
+SinkOptions Options(Mode mode) {
+  SinkOptions so;
+  so.mode = mode;
+  so.consumer = "c";
+  return so;
+}
+
+// A connection to `server` on which `sink` has read the applied seq.
+std::unique_ptr<Connection> Opened(test::FakeRedis& server, Sink& sink,
+                                   std::optional<uint64_t>* applied) {
+  auto c = server.Connect();
+  REQUIRE_OK(c.status());
+  auto a = sink.ReadApplied(**c);
+  REQUIRE_OK(a.status());
+  *applied = *a;
+  return std::move(*c);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -294,33 +312,25 @@ TEST_CASE(
   for (Mode mode : {Mode::kStream, Mode::kHash}) {
     INFO("mode " << (mode == Mode::kHash ? "hash" : "stream"));
     test::FakeRedis server;
-    SinkOptions so;
-    so.mode = mode;
-    so.consumer = "c";
-    Sink old_sink(so);
-    auto old_conn = server.Connect();
-    REQUIRE_OK(old_conn.status());
-    auto a = old_sink.ReadApplied(**old_conn);
-    REQUIRE_OK(a.status());
+    Sink old_sink(Options(mode));
+    std::optional<uint64_t> a;
+    auto old_conn = Opened(server, old_sink, &a);
     // MULTI and the batch reach the server; EXEC is still to come.
-    REQUIRE_OK(old_sink.Begin(**old_conn, Refs(evs, 0, mid), *a));
-    REQUIRE_OK((*old_conn)->SendIfOver(0));
+    REQUIRE_OK(old_sink.Begin(*old_conn, Refs(evs, 0, mid), a));
+    REQUIRE_OK(old_conn->SendIfOver(0));
     REQUIRE(server.sessions.size() == 1);
     REQUIRE(server.sessions.begin()->second->in_multi);
 
-    Sink sink(so);
-    auto conn = server.Connect();
-    REQUIRE_OK(conn.status());
-    auto applied = sink.ReadApplied(**conn);
-    REQUIRE_OK(applied.status());
-    CHECK_FALSE(applied->has_value());
-    auto r = sink.Apply(**conn, Refs(evs, 0, evs.size()), *applied);
-    REQUIRE_OK(r.status());
+    Sink sink(Options(mode));
+    std::optional<uint64_t> applied;
+    auto conn = Opened(server, sink, &applied);
+    CHECK_FALSE(applied.has_value());
+    REQUIRE_OK(sink.Apply(*conn, Refs(evs, 0, evs.size()), applied).status());
     const std::string done = server.Dump();
 
     // The old connection's EXEC, late: it finds its connection closed.
-    Status late = old_sink.Exec(**old_conn);
-    if (late.ok()) late = old_sink.Finish(**old_conn).status();
+    Status late = old_sink.Exec(*old_conn);
+    if (late.ok()) late = old_sink.Finish(*old_conn).status();
     CHECK(late.code() == Code::kUnavailable);
     CHECK(server.Dump() == done);
     CHECK(server.sessions.size() == 1);
@@ -331,16 +341,11 @@ TEST_CASE("redis sink: without CLIENT rights it warns and goes on",
           "[redis][sink][fence]") {
   test::FakeRedis server;
   server.deny_client = true;
-  SinkOptions so;
-  so.mode = Mode::kHash;
-  so.consumer = "c";
-  Sink sink(so);
-  auto conn = server.Connect();
-  REQUIRE_OK(conn.status());
-  auto applied = sink.ReadApplied(**conn);
-  REQUIRE_OK(applied.status());
+  Sink sink(Options(Mode::kHash));
+  std::optional<uint64_t> applied;
+  auto conn = Opened(server, sink, &applied);
   const std::vector<test::Ev> evs = test::Workload();
-  REQUIRE_OK(sink.Apply(**conn, Refs(evs, 0, evs.size()), *applied).status());
+  REQUIRE_OK(sink.Apply(*conn, Refs(evs, 0, evs.size()), applied).status());
   CHECK(server.keys.count("cdc:__cdc_applied:c") == 1);
 }
 
