@@ -97,6 +97,9 @@ for t in tests/e2e/*_test.sh; do
   [ "$t" = tests/e2e/crash_test.sh ] && short=(KILLS=12 TXNS=15000)
   run "e2e $(basename "$t" .sh)" env BIN="$ROOT/build/tools" "${short[@]}" bash "$t"
 done
+# What earlier releases left on disk (tests/upgrade/fixtures), read,
+# followed, appended to and restored by this one.
+run "upgrade fixtures" env BIN="$ROOT/build/tools" bash tests/upgrade/upgrade_test.sh
 # Against a real PostgreSQL 15 each script starts (and stops) itself.
 for t in tests/integration/*_test.sh; do
   run "integration $(basename "$t" .sh)" env BIN="$ROOT/build/tools" bash "$t"
