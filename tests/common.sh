@@ -12,6 +12,15 @@ on_exit() {
   local rc=$?
   for c in "${_cleanups[@]}"; do eval "$c" 2>/dev/null || true; done
   if declare -F on_exit_extra >/dev/null; then on_exit_extra; fi
+  # A failure shows what the tools said (CI keeps no scratch directory).
+  if [ "$rc" != 0 ]; then
+    local f
+    for f in "$T"/*.err; do
+      [ -s "$f" ] || continue
+      echo "--- last lines of $(basename "$f"):" >&2
+      tail -n 12 "$f" | cut -c1-400 >&2
+    done
+  fi
   rm -rf "$T"
   exit $rc
 }

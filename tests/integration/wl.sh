@@ -15,3 +15,13 @@ wl_check() {
   for t in a b c; do psql_q -F $'\t' -c "SELECT id, v, note FROM $t" > "$T/$t.tsv"; done
   python3 "$HERE/check_workload.py" "$T/events.ndjson" "$T/wl.tsv" "$T/a.tsv" "$T/b.tsv" "$T/c.tsv"
 }
+# wl_loop TXNS PAUSE: batches of TXNS workload transactions, PAUSE seconds
+# apart, until $T/stop exists (run it in the background).
+wl_loop() {
+  local i=1
+  while [ -d "$T" ] && [ ! -e "$T/stop" ]; do
+    python3 "$HERE/workload.py" "$i" "$1" "$i" | psql -X -q > /dev/null 2>&1 || true
+    i=$((i + $1))
+    sleep "$2"
+  done
+}

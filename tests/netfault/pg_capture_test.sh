@@ -42,14 +42,7 @@ capture_start() {
 wait_err() { wait_more "$1" "$T/capture.err" "$2" "${3:-0}"; }
 # Workload batches until $T/stop exists.
 n=1
-workload() {
-  local i=1
-  while [ -d "$T" ] && [ ! -e "$T/stop" ]; do
-    python3 "$HERE/workload.py" "$i" 100 "$i" | psql -X -q > /dev/null 2>&1 || true
-    i=$((i + 100))
-    sleep 0.2
-  done
-}
+workload() { wl_loop 100 0.2; }
 
 if [ "$LONG" = 1 ]; then
   # The initial snapshot's COPY cut by a blackhole: its connection is

@@ -68,14 +68,7 @@ SINKS="redis pg nats"
 at_exit "kill -9 ${pid[*]} 2>/dev/null"
 
 # Workload batches until $T/stop exists.
-workload() {
-  local i=1
-  while [ -d "$T" ] && [ ! -e "$T/stop" ]; do
-    python3 "$HERE/workload.py" "$i" 100 "$i" | psql -X -q > /dev/null 2>&1 || true
-    i=$((i + 100))
-    sleep 0.2
-  done
-}
+workload() { wl_loop 100 0.2; }
 workload &
 WL=$!
 at_exit "kill $WL"

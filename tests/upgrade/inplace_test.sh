@@ -32,14 +32,7 @@ redis_start "$T"
 at_exit redis_stop
 L=$T/log
 
-workload() {
-  local i=1
-  while [ ! -e "$T/stop" ]; do
-    python3 "$HERE/workload.py" "$i" 50 "$i" | psql -X -q > /dev/null 2>&1 || true
-    i=$((i + 50))
-    sleep 0.05
-  done
-}
+workload() { wl_loop 50 0.05; }
 workload &
 WL=$!
 at_exit "touch $T/stop; kill $WL 2>/dev/null"

@@ -386,10 +386,8 @@ void Incremental::Progress(int64_t now_us, bool force) {
   LogInfo(buf);
 }
 
-void Incremental::Tick(int64_t now_us, bool dry) {
-  if (!a_ && now_us >= next_pickup_us_) Pickup(now_us);
-  if (!a_) return;
-  if (!worker_) worker_ = std::make_unique<Worker>(source_.get());
+bool Incremental::TakePosted(int64_t now_us) {
+  if (!a_ || !worker_) return a_ != nullptr;
   for (Posted& p : worker_->Take()) {
     if (!a_ || p.attempt != a_->attempt) continue;  // stale
     switch (p.kind) {
@@ -425,7 +423,7 @@ void Incremental::Tick(int64_t now_us, bool dry) {
         if (c == Code::kNotFound || c == Code::kUsage ||
             (validation && (c == Code::kConfig || c == Code::kPermission))) {
           Fail(p.error.message());
-          return;
+          return false;
         }
         LogWarning("incremental snapshot of " + a_->req.QualifiedName() + ": " +
                    p.error.message() + "; retrying");
@@ -433,8 +431,16 @@ void Incremental::Tick(int64_t now_us, bool dry) {
         break;
       }
     }
-    if (!a_) return;
+    if (!a_) return false;
   }
+  return true;
+}
+
+void Incremental::Tick(int64_t now_us, bool dry) {
+  if (!a_ && now_us >= next_pickup_us_) Pickup(now_us);
+  if (!a_) return;
+  if (!worker_) worker_ = std::make_unique<Worker>(source_.get());
+  if (!TakePosted(now_us)) return;
   RecordDurable(false);
   if (!a_) return;
   m_->incremental_table_rows = a_->rows;
@@ -499,6 +505,14 @@ Status Incremental::OnWatermark(std::string_view content, Lsn commit_lsn,
     w = j.value("w", "");
     attempt = j.value("attempt", uint64_t{0});
   } catch (const Json::exception&) {
+  }
+  // The worker hands a chunk's rows over before it commits the high
+  // watermark, so they are there by the time the stream brings it; take
+  // them now, not at the next Tick (which a busy stream may not reach
+  // before the watermark: every chunk would then be read again).
+  if (w == "high" && !TakePosted(MonoMicros())) {
+    events->clear();
+    return Status::OK();
   }
   if (!a_ || !a_->in_flight || id != a_->req.id || attempt != a_->attempt) {
     events->clear();  // not a chunk of ours (now): nothing for the log

@@ -144,6 +144,9 @@ class Incremental {
   struct Active;
   void Note(const event::EventLines& events);
   void Pickup(int64_t now_us);
+  // Takes what the worker handed over (a table checked, a chunk's rows, an
+  // error). False when that ended the request (a_ is gone).
+  bool TakePosted(int64_t now_us);
   void RecordDurable(bool force);
   void Fail(const std::string& why);
   void Persist();

@@ -89,7 +89,8 @@ class PgChunkSource : public ChunkSource {
   Status Commit() override { return conn_->Exec("COMMIT").status(); }
 
   void Drop() override {
-    if (conn_) (void)conn_->Exec("ROLLBACK");
+    // (Not outside a transaction: the server would warn of it.)
+    if (conn_ && conn_->InTransaction()) (void)conn_->Exec("ROLLBACK");
     conn_.reset();
   }
 

@@ -529,6 +529,11 @@ int Connection::socket() const { return PQsocket(conn_); }
 
 int Connection::ServerVersion() const { return PQserverVersion(conn_); }
 
+bool Connection::InTransaction() const {
+  const PGTransactionStatusType t = PQtransactionStatus(conn_);
+  return t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
 std::string Connection::ServerEncoding() const {
   const char* e = PQparameterStatus(conn_, "server_encoding");
   return e != nullptr ? e : "";

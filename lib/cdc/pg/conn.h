@@ -158,6 +158,8 @@ class Connection {
   int socket() const;
   // The server's version as a number: 150014 for 15.14, 180004 for 18.4.
   int ServerVersion() const;
+  // Inside a transaction block (open or failed), as the server last said.
+  bool InTransaction() const;
   // The database's encoding, as the server reported it ("UTF8", "LATIN1").
   std::string ServerEncoding() const;
   // The last error of the connection as one line.
