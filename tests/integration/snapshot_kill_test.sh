@@ -3,11 +3,11 @@
 # (it is one transaction), the marker file says it was cut short, and the
 # restart takes it again on a fresh slot. Replaying the log then gives
 # exactly the final tables, as without the kill. A writer keeps changing
-# the tables throughout. SNAP_KILL_ROWS rows per table (default 30000),
+# the tables throughout. SNAP_KILL_ROWS rows per table (default 100000),
 # SNAP_KILLS kills (default 1).
 source "$(dirname "$0")/lib.sh"
 source "$HERE/snap.sh"
-ROWS=${SNAP_KILL_ROWS:-30000}
+ROWS=${SNAP_KILL_ROWS:-100000}
 KILLS=${SNAP_KILLS:-1}
 pg_start "$T"
 snapshot_schema "$ROWS"
@@ -18,16 +18,26 @@ work=$!
 at_exit "kill $work 2>/dev/null"
 for k in $(seq "$KILLS"); do
   capture_bg --table a,b,c
-  # Killed while it copies a table (its COPY is running).
-  killed=no
+  # Killed while it copies a table (its COPY is running), looked for only
+  # while the snapshot's marker is there: once the marker has come and
+  # gone the snapshot is committed, and capture goes on streaming.
+  killed=no seen=no
   for _ in $(seq 3000); do
-    copying=$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cdc-capture' AND query LIKE 'COPY %' AND state = 'active'")
-    if [ "$copying" != 0 ] && [ -e "$T/log/snapshot.pending" ]; then
-      kill -9 "$CAP" && killed=yes
+    if [ -e "$T/log/snapshot.pending" ]; then
+      seen=yes
+      copying=$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cdc-capture' AND query LIKE 'COPY %' AND state = 'active'")
+      if [ "$copying" != 0 ] && [ -e "$T/log/snapshot.pending" ]; then
+        kill -9 "$CAP" && killed=yes
+        break
+      fi
+    elif [ "$seen" = yes ]; then
       break
+    else
+      sleep 0.01
     fi
     kill -0 "$CAP" 2>/dev/null || break
   done
+  [ "$killed" = yes ] || kill -9 "$CAP" 2>/dev/null || true
   wait "$CAP" 2>/dev/null || true
   [ "$killed" = yes ] || fail "kill $k: the snapshot ended before it could be killed: $(cat "$T/capture.err")"
   [ -e "$T/log/snapshot.pending" ] || fail "kill $k: no snapshot marker after the kill"
