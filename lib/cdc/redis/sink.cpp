@@ -1,5 +1,6 @@
 #include "cdc/redis/sink.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "cdc/base/logging.h"
@@ -146,6 +147,17 @@ std::string Sink::ClientName() const {
   return name;
 }
 
+Status Sink::WarnUnfenced(std::string_view command, std::string_view error) {
+  if (!warned_fence_)
+    LogWarning("Redis refused " + std::string(command) + " (" +
+               std::string(error) +
+               "): earlier connections are not fenced off, so a batch of "
+               "one given up on may still land late; grant +client|setname "
+               "+client|id +client|list +client|kill (cdc-redis(1))");
+  warned_fence_ = true;
+  return Status::OK();
+}
+
 Status Sink::Fence(Connection& c) {
   const std::string name = ClientName();
   Args a;
@@ -164,41 +176,25 @@ Status Sink::Fence(Connection& c) {
   CDC_RETURN_IF_ERROR(c.Append(a));
   Reply r[3];
   for (Reply& x : r) CDC_RETURN_IF_ERROR(c.Read(&x));
-  auto refused = [&](const Reply& e) {
-    if (!warned_fence_)
-      LogWarning(
-          "Redis refused " +
-          std::string(&e == &r[0] ? "CLIENT SETNAME" : "CLIENT LIST/KILL") +
-          " (" + e.str +
-          "): earlier connections are not fenced off, so a batch of "
-          "one given up on may still land late; grant +client|setname "
-          "+client|id +client|list +client|kill (cdc-redis(1))");
-    warned_fence_ = true;
-    return Status::OK();
-  };
-  for (const Reply& e : r)
-    if (e.is_error()) return refused(e);
+  static constexpr const char* kSent[3] = {"CLIENT SETNAME", "CLIENT ID",
+                                           "CLIENT LIST"};
+  for (int i = 0; i < 3; ++i)
+    if (r[i].is_error()) return WarnUnfenced(kSent[i], r[i].str);
   if (r[1].type != Reply::Type::kInteger || r[2].type != Reply::Type::kString)
     return Status::Internal("Redis answered CLIENT ID or CLIENT LIST oddly");
+  // One client a line, its id first: "id=7 addr=... name=cdc-redis-... ...".
   const std::string own = std::to_string(r[1].integer);
-  // One client a line: "id=7 addr=... name=cdc-redis-... ...".
+  const std::string named = " name=" + name + " ";
   std::vector<std::string> stale;
   std::string_view list = r[2].str;
   while (!list.empty()) {
-    size_t nl = list.find('\n');
-    std::string_view line = list.substr(0, nl);
-    list =
-        nl == std::string_view::npos ? std::string_view() : list.substr(nl + 1);
-    std::string_view id, client;
-    while (!line.empty()) {
-      size_t sp = line.find(' ');
-      std::string_view field = line.substr(0, sp);
-      line = sp == std::string_view::npos ? std::string_view()
-                                          : line.substr(sp + 1);
-      if (field.rfind("id=", 0) == 0) id = field.substr(3);
-      if (field.rfind("name=", 0) == 0) client = field.substr(5);
-    }
-    if (client == name && !id.empty() && id != own) stale.emplace_back(id);
+    const size_t nl = std::min(list.find('\n'), list.size());
+    const std::string_view line = list.substr(0, nl);
+    list.remove_prefix(std::min(nl + 1, list.size()));
+    if (line.rfind("id=", 0) != 0 || line.find(named) == std::string_view::npos)
+      continue;
+    const std::string_view id = line.substr(3, line.find(' ') - 3);
+    if (id != own) stale.emplace_back(id);
   }
   for (const std::string& id : stale) {
     a.clear();
@@ -212,7 +208,7 @@ Status Sink::Fence(Connection& c) {
     CDC_RETURN_IF_ERROR(c.Read(&k));
     // "No such client": it closed between the list and the kill.
     if (k.is_error() && k.str.rfind("ERR No such client", 0) != 0)
-      (void)refused(k);
+      CDC_RETURN_IF_ERROR(WarnUnfenced("CLIENT KILL", k.str));
   }
   if (!stale.empty())
     LogInfo("closed " + std::to_string(stale.size()) +

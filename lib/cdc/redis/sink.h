@@ -99,6 +99,8 @@ class Sink {
   // refuses the CLIENT commands (an ACL without them) it warns, once, that
   // a batch of a connection given up on may still land late, and goes on.
   Status Fence(Connection& c);
+  // Warns, once, that Redis refused `command` (`error`); OK.
+  Status WarnUnfenced(std::string_view command, std::string_view error);
   // The applied seq in Redis; nullopt when the key does not exist. When a
   // batch's EXEC was never confirmed clean (the unconfirmed key,
   // {prefix}__cdc_unconfirmed:{consumer}, holds the seq before it), that
