@@ -11,12 +11,17 @@ is not an error, and what must hold is that the replay ends with exactly
 the tables' contents (a chunk row the stream had overtaken, written
 anyway, would leave an old value behind).
 
-usage: check_snapshot.py [--incremental] EVENTS.ndjson A.tsv B.tsv C.tsv"""
+With --interleaved (cdc-capture --snapshot-jobs N) the initial
+snapshot's tables were copied side by side: their rows may interleave, and
+must have (the copies overlapped), each table's still tagged first and last.
+
+usage: check_snapshot.py [--incremental | --interleaved] EVENTS.ndjson A.tsv B.tsv C.tsv"""
 import json
 import sys
 
 incremental = sys.argv[1] == "--incremental"
-if incremental:
+interleaved = sys.argv[1] == "--interleaved"
+if incremental or interleaved:
     del sys.argv[1]
 events = [json.loads(l) for l in open(sys.argv[1])]
 assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "seq not dense"
@@ -71,25 +76,42 @@ if incremental:
     snap = [e for e in events if e["op"] == "r"]
     streamed = [e for e in events if e["op"] not in ("r", "m")]
 # The initial snapshot: one transaction at the start of the log, each
-# table's rows together, in name order, the first tagged "first" and the
-# last "last".
+# table's rows together, in name order (or side by side: --interleaved),
+# the first tagged "first" and the last "last".
 snap = [] if not incremental else snap
 current = None
 seen = []
+open_tables = set()
+switches = 0
 for e in ([] if incremental else events):
     if e["op"] != "r":
         continue
     tag = e.get("snapshot")
+    assert tag in (None, "first", "last", "only"), e
+    if snap and snap[-1]["table"] != e["table"]:
+        switches += 1
+    if interleaved:
+        if tag in ("first", "only"):
+            assert e["table"] not in seen, ("a second first row", e)
+            seen.append(e["table"])
+            open_tables.add(e["table"])
+        assert e["table"] in open_tables, ("row outside its table's run", e)
+        if tag in ("last", "only"):
+            open_tables.discard(e["table"])
+        snap.append(e)
+        continue
     if tag in ("first", "only"):
         assert current is None, ("first row inside", current, e)
         current = e["table"]
         seen.append(current)
     assert current == e["table"], ("row outside its table's run", e)
-    assert tag in (None, "first", "last", "only"), e
     if tag in ("last", "only"):
         current = None
     snap.append(e)
-assert current is None, "a table's last row is not tagged"
+assert current is None and not open_tables, "a table's last row is not tagged"
+if interleaved:
+    assert switches > len(seen), f"the tables were not copied side by side ({switches} switches)"
+    seen.sort()
 if not incremental:
     seen_ok = sorted(seen) == seen and set(seen) == {"a", "b", "c"}
     assert seen_ok, seen

@@ -319,6 +319,9 @@ msql -e "SET GLOBAL binlog_row_metadata=FULL, binlog_format=ROW"
 expect_exit 64 cdc-capture --log "$T/log" --dsn "mariadb://cdc:pw@127.0.0.1:$MARIA_PORT/shop"
 grep -q "must not carry a password" "$T/err" || fail "password in --dsn: $(cat "$T/err")"
 expect_exit 64 cdc-capture --log "$T/log" --dsn "mariadb://cdc@127.0.0.1:$MARIA_PORT/shop" --slot x
+expect_exit 64 cdc-capture --log "$T/log" --dsn "mariadb://cdc@127.0.0.1:$MARIA_PORT/shop" --snapshot-jobs 2
+grep -q "^cdc-capture: --snapshot-jobs is for a PostgreSQL source; MariaDB's consistent snapshot cannot be shared" "$T/err" ||
+  fail "--snapshot-jobs on MariaDB: $(cat "$T/err")"
 MYSQL_PWD=wrong expect_exit 77 mcapture --exit-when-idle
 msql -e "CREATE USER weak@'%' IDENTIFIED BY 'w'; GRANT SELECT, BINLOG MONITOR ON *.* TO weak@'%'"
 MYSQL_PWD=w expect_exit 77 cdc-capture --log "$T/log2" -q --exit-when-idle \

@@ -3,8 +3,10 @@
 # (it is one transaction), the marker file says it was cut short, and the
 # restart takes it again on a fresh slot. Replaying the log then gives
 # exactly the final tables, as without the kill. A writer keeps changing
-# the tables throughout. SNAP_KILL_ROWS rows per table (default 100000),
-# SNAP_KILLS kills (default 1).
+# the tables throughout. The snapshots killed copy with --snapshot-jobs 2
+# (three connections die with capture), the one that completes with one
+# job. SNAP_KILL_ROWS rows per table (default 100000), SNAP_KILLS kills
+# (default 1).
 source "$(dirname "$0")/lib.sh"
 source "$HERE/snap.sh"
 ROWS=${SNAP_KILL_ROWS:-100000}
@@ -17,7 +19,7 @@ psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &
 work=$!
 at_exit "kill $work 2>/dev/null"
 for k in $(seq "$KILLS"); do
-  capture_bg --table a,b,c
+  capture_bg --table a,b,c --snapshot-jobs 2
   # Killed while it copies a table (its COPY is running), looked for only
   # while the snapshot's marker is there: once the marker has come and
   # gone the snapshot is committed, and capture goes on streaming.

@@ -44,6 +44,10 @@ Status Finish(Options* o, const Flags& f, const CLI::App& app) {
                            tools::ReadPasswordFile(f.password_file));
     }
     o->server_id = static_cast<uint32_t>(f.server_id);
+    if (app.count("--snapshot-jobs") > 0)
+      return Status::Usage(
+          "--snapshot-jobs is for a PostgreSQL source; MariaDB's "
+          "consistent snapshot cannot be shared between connections");
   } else if (!f.password_file.empty() || f.server_id != 0) {
     return Status::Usage(
         std::string(f.password_file.empty() ? "--server-id"
@@ -124,6 +128,13 @@ int RunCli(int argc, char** argv) {
                  "capture creates the slot for an empty log; never: only "
                  "changes")
       ->type_name("MODE")
+      ->capture_default_str();
+  app.add_option("--snapshot-jobs", o.snapshot_jobs,
+                 "Copy up to N tables of the initial snapshot side by side, "
+                 "each over its own connection in the same snapshot "
+                 "(PostgreSQL)")
+      ->type_name("N")
+      ->transform(tools::CountFlag(1, 64))
       ->capture_default_str();
   app.add_flag("--exit-when-idle", o.exit_when_idle,
                "Exit 0 once everything the server had at start is in the log");

@@ -412,7 +412,7 @@ Result<MariaSnapshotResult> TakeMariaDbSnapshot(const Options& o,
   std::string tail = ",\"file\":";
   (void)event::AppendJsonString(file, &tail);
   tail += ",\"pos\":" + pos + "}";
-  HeldSnapshotRow held(w, m, &res.events);
+  HeldSnapshotRow held(LogSnapshotSink(w, m, &res.events));
   std::string row;
   std::vector<std::string> values;
   for (size_t ti = 0; ti < plans.size(); ++ti) {

@@ -32,6 +32,7 @@ struct Options {
   std::string publication = "cdc";
   std::vector<std::string> tables;   // for a publication we create
   std::string snapshot = "initial";  // when capture creates the slot
+  int snapshot_jobs = 1;  // connections copying tables side by side (PG)
   bool exit_when_idle = false;
   bool accept_gap = false;
   bool failover = false;  // the slot is synchronized to standbys (17+)

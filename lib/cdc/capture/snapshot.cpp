@@ -2,8 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cdc/base/fs.h"
@@ -42,11 +48,17 @@ Result<std::string> ReadSnapshotMarker(const std::string& log_dir) {
   return text.substr(5, text.size() - 6);
 }
 
+SnapshotSink LogSnapshotSink(log::LogWriter& w, Metrics* m, uint64_t* events) {
+  return [&w, m, events](std::string* event, bool schema) -> Status {
+    if (w.in_txn()) CDC_RETURN_IF_ERROR(w.EventFollows());
+    m->bytes += event->size();
+    ++*events;
+    return schema ? w.AppendSchema(*event) : w.AppendTaking(event);
+  };
+}
+
 Status HeldSnapshotRow::Hold(std::string* row, bool first) {
-  if (!held_.empty()) {
-    CDC_RETURN_IF_ERROR(w_.EventFollows());
-    CDC_RETURN_IF_ERROR(Flush(false));
-  }
+  CDC_RETURN_IF_ERROR(Flush(false));
   held_.swap(*row);
   first_ = first;
   return Status::OK();
@@ -62,9 +74,7 @@ Status HeldSnapshotRow::Flush(bool last) {
     held_.append(tag);
     held_.append("\"}");
   }
-  m_->bytes += held_.size();
-  ++*events_;
-  Status s = w_.AppendTaking(&held_);
+  Status s = sink_(&held_, false);
   held_.clear();
   return s;
 }
@@ -76,21 +86,211 @@ Status RemoveSnapshotMarker(const std::string& log_dir) {
   return SyncDir(log_dir);
 }
 
+namespace {
+
+// Opens `conn`'s transaction in the snapshot the slot exported.
+Status ImportSnapshot(pg::Connection& conn, const std::string& name) {
+  // A long copy must not be cut by the server's limits for ordinary
+  // sessions.
+  CDC_RETURN_IF_ERROR(conn.Exec("SET statement_timeout = 0").status());
+  CDC_RETURN_IF_ERROR(
+      conn.Exec("SET idle_in_transaction_session_timeout = 0").status());
+  CDC_RETURN_IF_ERROR(
+      conn.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
+  auto set = conn.Exec("SET TRANSACTION SNAPSHOT " + conn.QuoteLiteral(name));
+  if (!set.ok())
+    return set.status().Annotate("cannot use the slot's exported snapshot");
+  return Status::OK();
+}
+
+// Copies tables over one connection inside the snapshot: a table's schema
+// event with its first row, then one op r event per row, tagged first and
+// last (HeldSnapshotRow), into a sink.
+class TableCopier {
+ public:
+  TableCopier(pg::Connection& conn, const SnapshotInput& in,
+              pg::ServerText* text, int64_t ts)
+      : conn_(conn),
+        builder_(in.catalog),
+        generated_published_(conn.ServerVersion() >= 180000) {
+    builder_.SetServerText(text);
+    builder_.BeginTransaction(in.consistent_point, 0, ts);
+  }
+
+  // Copies `t` into `sink`. `every` is called every 1,024 rows with the
+  // rows so far; its error ends the copy and is returned as it is. Other
+  // errors name the table. Sets *rows to the rows copied.
+  Status Copy(const Table& t, const SnapshotSink& sink,
+              const std::function<Status(uint64_t)>& every, uint64_t* rows) {
+    const std::string name = t.schema + "." + t.name;
+    *rows = 0;
+    CDC_ASSIGN_OR_RETURN(
+        pg::Relation rel,
+        DescribeTable(conn_, t, generated_published_, &generated_));
+    CDC_ASSIGN_OR_RETURN(std::vector<std::string> gen_names,
+                         GeneratedNames(conn_, t.oid));
+    builder_.SetGeneratedColumns(t.oid, std::move(gen_names));
+    // No event yet: the table's schema event comes with its first row.
+    CDC_RETURN_IF_ERROR(builder_.Apply(rel, &events_));
+    HeldSnapshotRow held(sink);
+    pg::Insert row;
+    row.relation_oid = t.oid;
+    const size_t ncols = rel.columns.size();
+    uint64_t n = 0;
+    Status from_every;
+    Status copied = conn_.CopyOut(
+        CopySql(conn_, t, rel, generated_), [&](std::string_view line) {
+          Status s = pg::ParseCopyTextRow(line, ncols, &row.new_tuple);
+          if (!s.ok()) return s.Annotate(name);
+          events_.clear();
+          CDC_RETURN_IF_ERROR(builder_.ApplySnapshotRead(row, &events_));
+          // The table's first row comes after its schema event.
+          const size_t row_line = events_.size() - 1;
+          if (row_line > 0) CDC_RETURN_IF_ERROR(held.Flush(false));
+          for (size_t i = 0; i < row_line; ++i)
+            CDC_RETURN_IF_ERROR(
+                sink(events_.mutable_line(i), events_.is_schema(i)));
+          CDC_RETURN_IF_ERROR(
+              held.Hold(events_.mutable_line(row_line), n == 0));
+          events_.clear();
+          ++n;
+          *rows = n;
+          if ((n & 1023) == 0) {
+            from_every = every(n);
+            if (!from_every.ok()) return from_every;
+          }
+          return Status::OK();
+        });
+    if (!from_every.ok()) return from_every;
+    if (!copied.ok()) return copied.Annotate("snapshot of " + name);
+    return held.Flush(true);
+  }
+
+  pg::Connection& conn() { return conn_; }
+
+ private:
+  pg::Connection& conn_;
+  pg::EventBuilder builder_;
+  const bool generated_published_;
+  std::vector<bool> generated_;
+  pg::EventLines events_;
+};
+
+// With --snapshot-jobs: what the workers share. Each renders rows into a
+// batch of its own and writes the batch under `mu`, so that a row is
+// copied into the log's frame by the thread (and the cache) that rendered
+// it.
+struct SharedCopy {
+  std::mutex mu;  // guards everything below, and the writer
+  std::condition_variable changed;
+  SnapshotSink to_log;
+  Metrics* m = nullptr;
+  std::vector<uint64_t> table_rows;
+  size_t last_table = 0;  // the table written last (progress)
+  size_t tables_done = 0;
+  uint64_t rows_done = 0;  // rows of the tables done
+  size_t workers_left = 0;
+  bool cancelled = false;
+  Status error;
+
+  void Fail(Status s) {  // under mu
+    if (error.ok()) error = std::move(s);
+    cancelled = true;
+  }
+};
+
+// A worker's batch: at most kBatchEvents events or kBatchBytes bytes of
+// one table.
+constexpr size_t kBatchEvents = 256;
+constexpr size_t kBatchBytes = 256 << 10;
+
+// One of --snapshot-jobs: a connection in the snapshot, copying the tables
+// `order` hands out (shared `next`).
+class CopyWorker {
+ public:
+  CopyWorker(std::unique_ptr<pg::Connection> conn, const SnapshotInput& in,
+             int64_t ts)
+      : conn_(std::move(conn)) {
+    // An iconv descriptor is not for two threads.
+    if (in.server_text != nullptr)
+      (void)text_.SetEncoding(in.server_text->encoding());
+    copier_ = std::make_unique<TableCopier>(
+        *conn_, in, in.server_text != nullptr ? &text_ : nullptr, ts);
+  }
+
+  void Run(const std::vector<Table>& tables, const std::vector<size_t>& order,
+           std::atomic<size_t>* next, SharedCopy* sh) {
+    const Status cancelled = Status::Busy("snapshot cancelled");
+    size_t ti = 0;
+    // Writes the batch (and, at a table's end, counts the table).
+    auto write = [&](bool table_done) -> Status {
+      std::lock_guard<std::mutex> l(sh->mu);
+      if (sh->cancelled) return cancelled;
+      uint64_t& rows = sh->table_rows[ti];
+      for (size_t i = 0; i < batch_.size(); ++i) {
+        const bool schema = batch_.is_schema(i);
+        if (!schema) ++rows, ++sh->m->snapshot_rows;
+        Status s = sh->to_log(batch_.mutable_line(i), schema);
+        if (!s.ok()) {
+          sh->Fail(s);
+          sh->changed.notify_all();
+          return cancelled;
+        }
+      }
+      batch_.clear();
+      bytes_ = 0;
+      sh->last_table = ti;
+      if (table_done) {
+        ++sh->tables_done;
+        ++sh->m->snapshot_tables_done;
+        sh->rows_done += rows;
+        sh->changed.notify_all();
+      }
+      return Status::OK();
+    };
+    const SnapshotSink sink = [&](std::string* event, bool schema) -> Status {
+      std::string* line = batch_.Add();
+      line->swap(*event);
+      if (schema) batch_.MarkSchema();
+      bytes_ += line->size();
+      if (batch_.size() >= kBatchEvents || bytes_ >= kBatchBytes)
+        return write(false);
+      return Status::OK();
+    };
+    const auto every = [&](uint64_t) -> Status {
+      std::lock_guard<std::mutex> l(sh->mu);
+      return sh->cancelled ? cancelled : Status::OK();
+    };
+    Status s;
+    for (size_t k; s.ok() && (k = next->fetch_add(1)) < order.size();) {
+      ti = order[k];
+      uint64_t rows = 0;
+      s = copier_->Copy(tables[ti], sink, every, &rows);
+      if (s.ok()) s = write(true);
+    }
+    std::lock_guard<std::mutex> l(sh->mu);
+    if (!s.ok() && !sh->cancelled) sh->Fail(std::move(s));
+    --sh->workers_left;
+    sh->changed.notify_all();
+  }
+
+  pg::Connection& conn() { return *conn_; }
+
+ private:
+  std::unique_ptr<pg::Connection> conn_;
+  pg::ServerText text_;
+  std::unique_ptr<TableCopier> copier_;
+  event::EventLines batch_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace
+
 Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
                                            const SnapshotInput& in,
                                            log::LogWriter& w, Metrics* m) {
   CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, false));
-  // A long copy must not be cut by the server's limits for ordinary
-  // sessions.
-  CDC_RETURN_IF_ERROR(conn->Exec("SET statement_timeout = 0").status());
-  CDC_RETURN_IF_ERROR(
-      conn->Exec("SET idle_in_transaction_session_timeout = 0").status());
-  CDC_RETURN_IF_ERROR(
-      conn->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
-  auto set = conn->Exec("SET TRANSACTION SNAPSHOT " +
-                        conn->QuoteLiteral(in.snapshot_name));
-  if (!set.ok())
-    return set.status().Annotate("cannot use the slot's exported snapshot");
+  CDC_RETURN_IF_ERROR(ImportSnapshot(*conn, in.snapshot_name));
   CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
                        ListTables(*conn, o.publication));
   uint64_t estimate = 0;
@@ -105,101 +305,114 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   m->snapshot_rows = 0;
   m->snapshot_rows_estimate = estimate;
   SnapshotProgress progress(o.quiet, tables.size(), estimate, all_known);
+  const size_t jobs = std::min<size_t>(std::max(o.snapshot_jobs, 1),
+                                       std::max<size_t>(tables.size(), 1));
   if (!o.quiet)
     LogInfo("initial snapshot of " + std::to_string(tables.size()) +
             " tables (" + progress.TotalText() + ") at " +
-            FormatLsn(in.consistent_point));
+            FormatLsn(in.consistent_point) +
+            (jobs > 1 ? ", " + std::to_string(jobs) + " at a time" : ""));
 
-  pg::EventBuilder builder(in.catalog);
-  builder.SetServerText(in.server_text);
   const int64_t ts = NowMicros();
-  builder.BeginTransaction(in.consistent_point, 0, ts);
-  pg::EventLines events;
   SnapshotResult res;
-  const bool generated_published = conn->ServerVersion() >= 180000;
-  auto append = [&]() -> Status {
-    for (size_t i = 0; i < events.size(); ++i) {
-      m->bytes += events[i].size();
-      CDC_RETURN_IF_ERROR(events.is_schema(i)
-                              ? w.AppendSchema(events[i])
-                              : w.AppendTaking(events.mutable_line(i)));
-    }
-    res.events += events.size();
-    events.clear();
-    return Status::OK();
-  };
-  HeldSnapshotRow held(w, m, &res.events);
-  std::vector<bool> generated;
-  for (size_t ti = 0; ti < tables.size(); ++ti) {
-    const Table& t = tables[ti];
-    CDC_ASSIGN_OR_RETURN(
-        pg::Relation rel,
-        DescribeTable(*conn, t, generated_published, &generated));
-    CDC_ASSIGN_OR_RETURN(std::vector<std::string> gen_names,
-                         GeneratedNames(*conn, t.oid));
-    builder.SetGeneratedColumns(t.oid, std::move(gen_names));
-    // No event yet: the table's schema event comes with its first row.
-    CDC_RETURN_IF_ERROR(builder.Apply(rel, &events));
-    pg::Insert row;
-    row.relation_oid = t.oid;
-    const size_t ncols = rel.columns.size();
-    uint64_t table_rows = 0;
-    bool stop = false;
-    Status copied = conn->CopyOut(
-        CopySql(*conn, t, rel, generated), [&](std::string_view line) {
-          Status s = pg::ParseCopyTextRow(line, ncols, &row.new_tuple);
-          if (!s.ok()) return s.Annotate(t.schema + "." + t.name);
-          events.clear();
-          CDC_RETURN_IF_ERROR(builder.ApplySnapshotRead(row, &events));
-          // The table's first row comes after its schema event.
-          const size_t row_line = events.size() - 1;
-          if (row_line > 0) {
-            std::string row_text;
-            row_text.swap(*events.mutable_line(row_line));
-            events.Truncate(row_line);
-            CDC_RETURN_IF_ERROR(held.Flush(false));
-            CDC_RETURN_IF_ERROR(append());
-            CDC_RETURN_IF_ERROR(held.Hold(&row_text, table_rows == 0));
-          } else {
-            CDC_RETURN_IF_ERROR(
-                held.Hold(events.mutable_line(0), table_rows == 0));
-          }
-          events.clear();
-          ++table_rows;
-          ++m->snapshot_rows;
-          if ((table_rows & 1023) == 0) {
-            if (o.hooks.stop_requested()) {
-              stop = true;
-              return Status::Busy("stop requested");
-            }
-            progress.Update(t, ti, table_rows, m->snapshot_rows, false);
+  const SnapshotSink to_log = LogSnapshotSink(w, m, &res.events);
+  bool stopped = false;
+  pg::Connection* finisher = conn.get();  // reads the end and commits
+  std::vector<std::unique_ptr<CopyWorker>> workers;
+  if (jobs == 1) {
+    TableCopier copier(*conn, in, in.server_text, ts);
+    const Status stop = Status::Busy("stop requested");
+    for (size_t ti = 0; ti < tables.size() && !stopped; ++ti) {
+      const Table& t = tables[ti];
+      uint64_t table_rows = 0;
+      Status s = copier.Copy(
+          t, to_log,
+          [&](uint64_t n) {
+            m->snapshot_rows = res.rows + n;
+            if (o.hooks.stop_requested()) return stop;
+            progress.Update(t, ti, n, m->snapshot_rows, false);
             if (in.tick) in.tick();
-          }
-          return Status::OK();
-        });
-    if (stop) {
-      progress.Done();
-      m->snapshot_running = false;
-      CDC_RETURN_IF_ERROR(w.Abort());
-      res.stopped = true;
-      return res;
+            return Status::OK();
+          },
+          &table_rows);
+      if (s.code() == stop.code() && o.hooks.stop_requested()) {
+        stopped = true;
+        break;
+      }
+      CDC_RETURN_IF_ERROR(s);
+      res.rows += table_rows;
+      m->snapshot_rows = res.rows;
+      ++m->snapshot_tables_done;
+      progress.Update(t, ti, table_rows, m->snapshot_rows, true);
+      if (in.tick) in.tick();
     }
-    if (!copied.ok())
-      return copied.Annotate("snapshot of " + t.schema + "." + t.name);
-    CDC_RETURN_IF_ERROR(held.Flush(true));
-    res.rows += table_rows;
-    ++m->snapshot_tables_done;
-    progress.Update(t, ti, table_rows, m->snapshot_rows, true);
-    if (in.tick) in.tick();
+  } else {
+    // The first worker takes the connection that listed the tables; the
+    // others import the snapshot on their own.
+    for (size_t i = 0; i < jobs; ++i) {
+      std::unique_ptr<pg::Connection> c;
+      if (i == 0) {
+        c = std::move(conn);
+      } else {
+        CDC_ASSIGN_OR_RETURN(c, pg::Connection::Connect(o.dsn, false));
+        CDC_RETURN_IF_ERROR(ImportSnapshot(*c, in.snapshot_name));
+      }
+      workers.push_back(std::make_unique<CopyWorker>(std::move(c), in, ts));
+    }
+    finisher = &workers[0]->conn();
+    // The largest tables first, so that the last to finish is small.
+    std::vector<size_t> order(tables.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return tables[a].estimate > tables[b].estimate;
+    });
+    SharedCopy sh;
+    sh.to_log = to_log;
+    sh.m = m;
+    sh.table_rows.resize(tables.size());
+    sh.workers_left = workers.size();
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads;
+    for (auto& wk : workers)
+      threads.emplace_back(
+          [&, wk = wk.get()] { wk->Run(tables, order, &next, &sh); });
+    {
+      std::unique_lock<std::mutex> l(sh.mu);
+      size_t shown_done = 0;
+      while (sh.workers_left > 0) {
+        sh.changed.wait_for(l, std::chrono::milliseconds(200));
+        if (in.tick) in.tick();
+        if (!stopped && o.hooks.stop_requested()) {
+          stopped = sh.cancelled = true;
+        }
+        const size_t t = sh.last_table;
+        const bool force = sh.tables_done != shown_done;
+        shown_done = sh.tables_done;
+        progress.Update(tables[t], sh.tables_done - (force ? 1 : 0),
+                        sh.table_rows[t], m->snapshot_rows, force);
+      }
+      res.rows = sh.rows_done;
+    }
+    for (std::thread& th : threads) th.join();
+    CDC_RETURN_IF_ERROR(sh.error);
+    if (!stopped) {
+      for (size_t i = 1; i < workers.size(); ++i)
+        CDC_RETURN_IF_ERROR(workers[i]->conn().Exec("COMMIT").status());
+    }
   }
   progress.Done();
+  if (stopped) {
+    m->snapshot_running = false;
+    CDC_RETURN_IF_ERROR(w.Abort());
+    res.stopped = true;
+    return res;
+  }
   CDC_ASSIGN_OR_RETURN(pg::PgResult now,
-                       conn->Exec("SELECT pg_current_wal_flush_lsn()"));
+                       finisher->Exec("SELECT pg_current_wal_flush_lsn()"));
   CDC_ASSIGN_OR_RETURN(
       res.server_lsn,
       pg::ParseReplyLsn(now.get(0, 0), "pg_current_wal_flush_lsn()"));
-  CDC_RETURN_IF_ERROR(conn->Exec("COMMIT").status());
-  builder.EndTransaction();
+  CDC_RETURN_IF_ERROR(finisher->Exec("COMMIT").status());
   // With events (unless every table is empty) the commit is an
   // exclusive position at the consistent point, as a lone message's: a
   // transaction whose commit record starts exactly there is not in the

@@ -110,25 +110,32 @@ class SnapshotProgress {
   bool live_ = false;
 };
 
-// The rows of an initial snapshot on their way into the log. Each row is
-// held until the next comes, so that a table's first row can carry
+// Where an initial snapshot's events go, in order. `event` is a whole
+// stored event; the sink may take its contents.
+using SnapshotSink = std::function<Status(std::string* event, bool schema)>;
+
+// The sink into the log: schema events through AppendSchema, rows taken;
+// each event after the transaction's first is announced (EventFollows),
+// so that a large frame is written out rather than held beside the next.
+// Counts the events and their bytes.
+SnapshotSink LogSnapshotSink(log::LogWriter& w, Metrics* m, uint64_t* events);
+
+// The rows of an initial snapshot on their way to a sink. Each row is held
+// until the next comes, so that a table's first row can carry
 // "snapshot":"first", its last "last", and the row of a table of one
-// "only". Counts the events and bytes it writes.
+// "only".
 class HeldSnapshotRow {
  public:
-  HeldSnapshotRow(log::LogWriter& w, Metrics* m, uint64_t* events)
-      : w_(w), m_(m), events_(events) {}
-  // Writes the row held, if any (another follows it), and holds *row (a
+  explicit HeldSnapshotRow(SnapshotSink sink) : sink_(std::move(sink)) {}
+  // Passes on the row held, if any (another follows it), and holds *row (a
   // whole event, closing brace included; *row is left with the old
   // buffer), the first of its table when `first`.
   Status Hold(std::string* row, bool first);
-  // Writes the row held, the last of its table when `last`.
+  // Passes on the row held, the last of its table when `last`.
   Status Flush(bool last);
 
  private:
-  log::LogWriter& w_;
-  Metrics* m_;
-  uint64_t* events_;
+  SnapshotSink sink_;
   std::string held_;
   bool first_ = false;
 };
@@ -158,9 +165,18 @@ struct SnapshotResult {
   uint64_t events = 0;
 };
 
-// Copies the tables over a second (plain) connection and commits them to
+// Copies the tables over a second (plain) connection, or over
+// opts.snapshot_jobs connections side by side, and commits them to
 // `writer` (not synced: the caller syncs). The replication connection that
 // exported the snapshot must stay idle meanwhile.
+//
+// With one job, tables are copied one after another in schema and name
+// order. With N jobs, each of N connections imports the same exported
+// snapshot and copies a table at a time, the largest (by estimate) first;
+// the rows of the tables being copied reach the log interleaved, in
+// batches, each table's in its own order and still tagged first and last.
+// The writer stays on the calling thread; a bounded number of batches is
+// in flight, so memory does not grow with a table.
 Result<SnapshotResult> TakeInitialSnapshot(const Options& opts,
                                            const SnapshotInput& in,
                                            log::LogWriter& writer,
