@@ -4,7 +4,7 @@
 #   bench/capture/run.sh [--bin build/tools] [--json bench/results/capture.json]
 #                        [--events 1000000] [--single 200000] [--runs 2]
 #                        [--latency-seconds 60] [--latency-rates 50000,5000,100]
-#                        [--latency-runs 3]
+#                        [--latency-runs 3] [--latency-transport unix|tcp]
 #
 # For each workload, slots are created before the workload is generated, so
 # every drainer sees the same WAL. Each slot is drained once: cdc-capture
@@ -28,6 +28,7 @@ RUNS=2
 LAT_SECONDS=60
 LAT_RATES=50000,5000,100
 LAT_RUNS=3
+LAT_TRANSPORT=unix
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
     --latency-rates) LAT_RATES=$2; shift 2 ;;
     --latency-rate) LAT_RATES=$2; shift 2 ;;  # one rate, the old spelling
     --latency-runs) LAT_RUNS=$2; shift 2 ;;
+    --latency-transport) LAT_TRANSPORT=$2; shift 2 ;;
     *) echo "run.sh: unknown flag $1" >&2; exit 64 ;;
   esac
 done
@@ -149,7 +151,7 @@ latency_cdc() {
   local out=$1 rate=$2 cap reader
   rm -rf "$T/log"
   psql_q -c "SELECT pg_create_logical_replication_slot('lat', 'pgoutput')" >/dev/null
-  cdc-capture --log "$T/log" --dsn "$UNIX_DSN" --slot lat --publication cdc -q \
+  cdc-capture --log "$T/log" --dsn "$LAT_DSN" --slot lat --publication cdc -q \
     --segment-size 8M --retain-segments 4 &
   cap=$!
   for _ in $(seq 100); do [ -f "$T/log/log.json" ] && break; sleep 0.1; done
@@ -166,14 +168,15 @@ latency_cdc() {
 latency_ref() {
   local out=$1 rate=$2 reader
   psql_q -c "SELECT pg_create_logical_replication_slot('ref', 'test_decoding')" >/dev/null
-  ( "$RECV" -d "$UNIX_DSN" --slot ref --start -o include-timestamp=1 -f - |
+  ( "$RECV" -d "$LAT_DSN" --slot ref --start -o include-timestamp=1 -f - |
       "$BENCH_LOG" --stdin-latency > "$out" ) 2>>"$T/latency.err" &
   reader=$!
   steady_load "$rate"
-  pkill -f "pg_recvlogical -d $UNIX_DSN --slot ref" || true
+  pkill -f "pg_recvlogical -d $LAT_DSN --slot ref" || true
   wait "$reader" 2>/dev/null || true
   psql_q -c "SELECT pg_drop_replication_slot('ref')" -c "TRUNCATE bench" >/dev/null
 }
+LAT_DSN=$UNIX_DSN; [ "$LAT_TRANSPORT" = tcp ] && LAT_DSN=$TCP_DSN
 psql_q -c "TRUNCATE bench" >/dev/null
 for rate in ${LAT_RATES//,/ }; do
   echo "latency: $rate events/s for $LAT_SECONDS s, $LAT_RUNS run(s) each" >&2
@@ -186,15 +189,15 @@ for rate in ${LAT_RATES//,/ }; do
   done
 done
 
-python3 - "$T/results.tsv" "$T" "$JSON" "$LAT_RATES" "$LAT_SECONDS" "$LAT_RUNS" <<'PY'
+python3 - "$T/results.tsv" "$T" "$JSON" "$LAT_RATES" "$LAT_SECONDS" "$LAT_RUNS" "$LAT_TRANSPORT" <<'PY'
 import json, statistics, sys, os, collections
-tsv, tmp, out_path, lat_rates, lat_seconds, lat_n = sys.argv[1:7]
+tsv, tmp, out_path, lat_rates, lat_seconds, lat_n, lat_transport = sys.argv[1:8]
 rows = [l.rstrip("\n").split("\t") for l in open(tsv)]
 rates, cpus = collections.defaultdict(list), collections.defaultdict(list)
 for wl, kind, tr, ev, sec, cpu in rows:
     rates[(wl, tr, kind)].append(int(ev) / float(sec))
     cpus[(wl, tr, kind)].append(1e6 * float(cpu) / int(ev))  # µs per event
-out = {"drain": [], "latency_by_rate": []}
+out = {"drain": [], "latency_by_rate": [], "latency_transport": lat_transport}
 med = statistics.median
 # ratio: of the medians. paired: the median of each run's ratio (a run
 # drains both slots back to back, so the two share that moment's noise).
@@ -229,7 +232,7 @@ def lat_summary(runs):
             "p50_ms": med(r["p50_ms"] for r in runs),
             "p99_ms": med(r["p99_ms"] for r in runs),
             "max_ms": max(r["max_ms"] for r in runs), "runs": runs}
-print(f"\ncommit -> reader latency, {lat_seconds} s per run, medians of {lat_n} run(s):")
+print(f"\ncommit -> reader latency over {lat_transport}, {lat_seconds} s per run, medians of {lat_n} run(s):")
 print(f"{'events/s':>9} {'rows/txn':>8} {'cdc p50':>8} {'cdc p99':>8} {'floor p50':>9} {'floor p99':>9} {'added p99':>9} {'target':>7}")
 for rate in [int(x) for x in lat_rates.split(",")]:
     lat, ref = lat_summary(lat_runs(rate, "cdc")), lat_summary(lat_runs(rate, "ref"))

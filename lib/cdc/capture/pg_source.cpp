@@ -1,6 +1,8 @@
 #include "cdc/capture/pg_source.h"
 
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -33,8 +35,16 @@ namespace cdc::capture {
 namespace {
 
 constexpr int64_t kPositionFrameEveryUs = 1000000;  // keepalive positions
-constexpr int64_t kPingAfterUs = 10000000;          // silence before a ping
-constexpr int64_t kDeadAfterUs = 10000000;          // an unanswered ping: dead
+// Over TCP, while messages flow, a wait for more lasts until kGatherBytes
+// have come (SO_RCVLOWAT) or kGatherUs have passed, whichever is first,
+// so that one read takes many messages (see PgSource::Wait).
+constexpr int kGatherBytes = 16 << 10;
+constexpr int64_t kGatherUs = 500;
+// Messages read since the last wait that show a stream in full flow (a
+// trickle, such as one small transaction, is not held back).
+constexpr uint64_t kGatherAfterMessages = 16;
+constexpr int64_t kPingAfterUs = 10000000;  // silence before a ping
+constexpr int64_t kDeadAfterUs = 10000000;  // an unanswered ping: dead
 // A new durable position is acknowledged within this (the status interval
 // bounds the rest). Each acknowledgement costs the walsender a slot update,
 // and a slot that advances once a second releases WAL soon enough.
@@ -137,6 +147,10 @@ class PgSource : public Source {
   int64_t alive_us_ = 0;
   int64_t ping_us_ = 0;
   bool paused_ = false;
+  // Gathering (Wait): the stream is over TCP; messages came since the last
+  // wait; SO_RCVLOWAT is kGatherBytes now.
+  bool tcp_ = false, gathering_ = false;
+  uint64_t read_since_wait_ = 0;
   // A keepalive's WAL end not yet recorded because a position frame was
   // written less than kPositionFrameEveryUs ago (0: none).
   Lsn deferred_wal_end_ = 0;
@@ -394,6 +408,13 @@ Status PgSource::Stream(pg::Connection& conn, const SlotState& slot) {
   // PostgreSQL skips commits below the start position as if acknowledged.
   const Lsn start = resume_.FlushLsn();
   CDC_RETURN_IF_ERROR(conn.StartReplication(o_.slot, start, o_.publication));
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  tcp_ = getsockname(conn.socket(), reinterpret_cast<sockaddr*>(&addr), &len) ==
+             0 &&
+         (addr.ss_family == AF_INET || addr.ss_family == AF_INET6);
+  gathering_ = false;
+  read_since_wait_ = 0;
   alive_us_ = 0;  // the silence counts from the first check
   messages_seen_ = messages_;
   Say("streaming from slot " + o_.slot + " (log at " +
@@ -414,6 +435,7 @@ Result<bool> PgSource::Next() {
             : "PostgreSQL ended the replication stream: " +
                   conn_->end_reason());
   if (got == 0) return false;
+  ++read_since_wait_;
   ++messages_;
   CDC_RETURN_IF_ERROR(Handle(*conn_, msg));
   return true;
@@ -421,12 +443,38 @@ Result<bool> PgSource::Next() {
 
 Result<bool> PgSource::Wait(int64_t wait_us, bool paused) {
   paused_ = paused;
+  // A reader faster than walsender (which sends message by message) finds
+  // a few KiB at each read, and pays a wakeup and a read for each. When
+  // the last drain took kGatherAfterMessages or more (a stream in full
+  // flow), the wait lets messages gather: over TCP the socket reads as
+  // readable once kGatherBytes are there (SO_RCVLOWAT), and after
+  // kGatherUs what came is read anyway; over a unix socket, whose poll
+  // ignores SO_RCVLOWAT, it waits kGatherUs. A trickle (a small
+  // transaction now and then) is read as it comes.
+  const bool gather = read_since_wait_ >= kGatherAfterMessages && !paused;
+  read_since_wait_ = 0;
+  if (gather && !tcp_) {
+    // A unix socket's poll ignores SO_RCVLOWAT: wait the time out.
+    const timespec pause{
+        0,
+        static_cast<long>(std::clamp<int64_t>(wait_us, 0, kGatherUs)) * 1000};
+    ::nanosleep(&pause, nullptr);
+    return true;
+  }
+  if (gather != gathering_) {
+    const int lowat = gather ? kGatherBytes : 1;
+    gathering_ = setsockopt(conn_->socket(), SOL_SOCKET, SO_RCVLOWAT, &lowat,
+                            sizeof lowat) == 0
+                     ? gather
+                     : gathering_;
+  }
+  if (gathering_) wait_us = std::min(wait_us, kGatherUs);
   pollfd p{conn_->socket(), static_cast<short>(paused ? 0 : POLLIN), 0};
   const timespec wait{static_cast<time_t>(wait_us / 1000000),
                       static_cast<long>(wait_us % 1000000) * 1000};
   if (::ppoll(&p, 1, &wait, nullptr) < 0 && errno != EINTR)
     return Status::IOError(std::string("ppoll: ") + strerror(errno));
-  return (p.revents & POLLIN) != 0;
+  return (p.revents & POLLIN) != 0 || gathering_;
 }
 
 void PgSource::Abandon() {
