@@ -9,7 +9,8 @@
 #    and the lag in bytes grows;
 # then the throttle is lifted, capture catches up, and every committed
 # transaction is in the log once, in commit order, the tables replayed
-# exactly. Throughput with and without the throttle is reported.
+# exactly. Throughput with and without the throttle is reported, not
+# asserted.
 #
 # Needs root, a loop device and cgroup v1's blkio controller (or v2's io);
 # says SKIP otherwise.
@@ -103,8 +104,10 @@ after=$(slow_fsyncs)
 maxlag=$(sort -n "$T/lag" | tail -1)
 [ "${maxlag%.*}" -gt 0 ] 2>/dev/null || fail "the lag never rose while the disk was slow: $(sort -n "$T/lag" | tail -3 | tr '\n' ' ')"
 grep -qi "error" "$T/capture.err" && fail "capture reported an error: $(grep -i error "$T/capture.err" | head -2)"
-python3 -c 'import sys; f, s = map(float, sys.argv[1:]); sys.exit(s <= f)' "$fast" "$slow" ||
-  fail "the throttle did not slow capture ($fast s unthrottled, $slow s throttled)"
+# (How much longer the throttled batch took is reported, not asserted:
+# group commit carries it in a few fsyncs, so its time is mostly the
+# workload's own and moves with the machine's speed. The slow fsyncs
+# counted above are what shows the throttle worked.)
 ok "fsync at 4 writes/s: $N transactions in $slow s (unthrottled $fast s), $((after - before)) fsyncs over 0.25 s, lag up to $maxlag bytes, nothing acknowledged past the log"
 throttle 0
 run_batch 200001 > /dev/null

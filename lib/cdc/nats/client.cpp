@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "cdc/base/time.h"
 
@@ -149,6 +150,8 @@ struct ClientImpl {
   int64_t quiet_since_us = 0;
   std::string async_error;
   std::atomic<uint64_t> reconnects{0};
+  // The stream this client created or read last (see Info).
+  std::string seen_stream;
 
   ~ClientImpl() {
     if (js != nullptr) jsCtx_Destroy(js);
@@ -365,15 +368,32 @@ StreamEnd EndOf(const jsStreamInfo* si) {
 
 }  // namespace
 
+// In a cluster, a server may answer "stream not found" for a stream that
+// exists: for a moment after it was created (the create is answered before
+// every server has applied it) or while its replicas elect a leader. So a
+// stream this client created or has read before is asked for again for up
+// to kSeenStreamGraceUs before "not found" is believed.
+constexpr int64_t kSeenStreamGraceUs = 5'000'000;
+
 Result<StreamEnd> NatsClient::Info(const std::string& stream) {
-  jsStreamInfo* si = nullptr;
-  jsErrCode ec = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, impl_->js, stream.c_str(), nullptr, &ec);
-  if (s != NATS_OK)
-    return ErrorStatus(s, ec, LastErrorText(s), "stream " + stream);
-  StreamEnd e = EndOf(si);
-  jsStreamInfo_Destroy(si);
-  return e;
+  const bool seen = stream == impl_->seen_stream;
+  const int64_t give_up = MonoMicros() + kSeenStreamGraceUs;
+  for (;;) {
+    jsStreamInfo* si = nullptr;
+    jsErrCode ec = static_cast<jsErrCode>(0);
+    natsStatus s =
+        js_GetStreamInfo(&si, impl_->js, stream.c_str(), nullptr, &ec);
+    if (s == NATS_OK) {
+      StreamEnd e = EndOf(si);
+      jsStreamInfo_Destroy(si);
+      impl_->seen_stream = stream;
+      return e;
+    }
+    Status st = ErrorStatus(s, ec, LastErrorText(s), "stream " + stream);
+    if (!seen || st.code() != Code::kNotFound || MonoMicros() >= give_up)
+      return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 Result<StreamEnd> NatsClient::EnsureStream(const StreamOptions& o) {
@@ -395,12 +415,16 @@ Result<StreamEnd> NatsClient::EnsureStream(const StreamOptions& o) {
   jsErrCode ec = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(&si, impl_->js, &cfg, nullptr, &ec);
   // Another cdc-nats created it at the same moment.
-  if (s != NATS_OK && ec == JSStreamNameExistErr) return Info(o.name);
+  if (s != NATS_OK && ec == JSStreamNameExistErr) {
+    impl_->seen_stream = o.name;
+    return Info(o.name);
+  }
   if (s != NATS_OK)
     return ErrorStatus(s, ec, LastErrorText(s), "create stream " + o.name);
   StreamEnd r = EndOf(si);
   r.created = true;
   jsStreamInfo_Destroy(si);
+  impl_->seen_stream = o.name;
   return r;
 }
 
