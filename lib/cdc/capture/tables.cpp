@@ -91,8 +91,9 @@ Result<std::vector<std::string>> GeneratedNames(pg::Connection& conn,
 }
 
 std::string CopySql(pg::Connection& conn, const Table& t,
-                    const pg::Relation& rel,
-                    const std::vector<bool>& generated) {
+                    const pg::Relation& rel, const std::vector<bool>& generated,
+                    bool binary) {
+  const std::string to = binary ? " TO STDOUT (FORMAT binary)" : " TO STDOUT";
   std::string cols;
   bool any_generated = false;
   for (size_t i = 0; i < rel.columns.size(); ++i) {
@@ -106,11 +107,11 @@ std::string CopySql(pg::Connection& conn, const Table& t,
   // (not its inheritance children, which pgoutput reports as themselves).
   if (t.kind == 'r' && t.rowfilter.empty() && !any_generated &&
       !rel.columns.empty())
-    return "COPY " + name + " (" + cols + ") TO STDOUT";
+    return "COPY " + name + " (" + cols + ")" + to;
   std::string sql = "COPY (SELECT " + (cols.empty() ? std::string() : cols) +
                     " FROM " + (t.kind == 'r' ? "ONLY " : "") + name;
   if (!t.rowfilter.empty()) sql += " WHERE " + t.rowfilter;
-  return sql + ") TO STDOUT";
+  return sql + ")" + to;
 }
 
 Result<PrimaryKey> LookupPrimaryKey(pg::Connection& conn, const Table& t,

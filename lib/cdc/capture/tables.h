@@ -49,10 +49,11 @@ Result<pg::Relation> DescribeTable(pg::Connection& conn, const Table& t,
 Result<std::vector<std::string>> GeneratedNames(pg::Connection& conn,
                                                 pg::Oid oid);
 
-// COPY ... TO STDOUT of every row the publication sends of `t`.
+// COPY ... TO STDOUT of every row the publication sends of `t`, in binary
+// format when `binary` (see pg/copy_binary.h), else in text format.
 std::string CopySql(pg::Connection& conn, const Table& t,
-                    const pg::Relation& rel,
-                    const std::vector<bool>& generated);
+                    const pg::Relation& rel, const std::vector<bool>& generated,
+                    bool binary);
 
 // A table's primary key: its columns in key order, with the SQL type of
 // each (format_type) for literals of it, and their positions in `rel`.

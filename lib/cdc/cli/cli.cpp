@@ -51,7 +51,15 @@ void InstallStopHandlers() {
 
 bool StopRequested() { return g_stop != 0; }
 
-void ReturnLargeBuffers() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+void ReturnLargeBuffers() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Setting that threshold also fixes the one for giving a heap's free top
+  // back at its default, 128 KiB, which a thread's heap crosses all the
+  // time as frames and batches come and go: each crossing is a madvise,
+  // and each page touched again a fault (5% of capture's CPU in an initial
+  // snapshot). Up to 8 MiB of free top stays.
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
+}
 
 bool Output::Flush() {
   bool ok = WriteAll(buf_);

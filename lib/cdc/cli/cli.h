@@ -26,7 +26,7 @@ void SetQuiet(bool quiet);
 // freed. glibc otherwise raises its threshold for that after freeing such a
 // buffer (up to 32 MiB), serves the next ones from the heap and keeps what
 // they freed: a stream of large values would then cost more memory than
-// the largest of them.
+// the largest of them. A heap keeps up to 8 MiB of free space at its top.
 void ReturnLargeBuffers();
 
 // Buffered writer to a file descriptor. Write() returns false once the

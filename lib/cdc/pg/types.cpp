@@ -390,7 +390,11 @@ std::string TypeName(Oid oid) {
 
 // Follows domains to their base type (bounded, in case of a cyclic map).
 Oid ResolveDomain(Oid oid, const TypeCatalog* catalog) {
-  for (int i = 0; catalog != nullptr && i < 32; ++i) {
+  // Types of pg_type.dat (OIDs below 10000, FirstGenbkiObjectId) are never
+  // domains: no lookup for the common case.
+  if (catalog == nullptr || oid < 10000 || catalog->domain_base.empty())
+    return oid;
+  for (int i = 0; i < 32; ++i) {
     auto it = catalog->domain_base.find(oid);
     if (it == catalog->domain_base.end()) break;
     oid = it->second;
@@ -510,7 +514,8 @@ Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
       break;
     default: {
       Oid element = BuiltinArrayElement(oid);
-      if (element == 0 && catalog != nullptr) {
+      if (element == 0 && catalog != nullptr &&
+          !catalog->array_element.empty()) {
         auto it = catalog->array_element.find(oid);
         if (it != catalog->array_element.end()) element = it->second;
       }
