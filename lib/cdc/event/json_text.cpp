@@ -4,6 +4,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace cdc::event {
 
 namespace {
@@ -29,34 +33,62 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
-void AppendQuoted(std::string_view s, std::string* out) {
+// Where in s[i...] the next byte that needs a look is: a control
+// character, '"' or '\\', and (when `check`, for UTF-8 validation) one of
+// 0x80 and above; s.size() if none.
+template <bool check>
+size_t NextSpecial(std::string_view s, size_t i) {
+  const size_t n = s.size();
+#if defined(__SSE2__)
+  // Sixteen bytes at a time: most text needs no escaping.
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control = _mm_set1_epi8(0x1f);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    // v <= 0x1f unsigned exactly when max(v, 0x1f) == 0x1f.
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+        _mm_cmpeq_epi8(_mm_max_epu8(v, control), control));
+    int mask = _mm_movemask_epi8(hit);
+    if (check) mask |= _mm_movemask_epi8(v);  // the high bits
+    if (mask != 0) return i + static_cast<size_t>(__builtin_ctz(mask));
+  }
+#endif
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\' || (check && c >= 0x80)) return i;
+  }
+  return n;
+}
+
+// Appends s as a JSON string. With `check`, returns false (and appends
+// nothing) when s is not valid UTF-8; one pass does both.
+template <bool check>
+bool Quote(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   static constexpr std::string_view kSpecial = "\"\\\b\f\n\r\t";
   static constexpr std::string_view kLetter = "\"\\bfnrt";
-  out->reserve(out->size() + s.size() + 2);
+  const size_t mark = out->size();
+  out->reserve(mark + s.size() + 2);
   out->push_back('"');
   size_t plain = 0;  // start of the run not yet copied
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
-  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  for (size_t i = 0; i < s.size(); ++i) {
-    // Most text needs no escaping: test eight bytes at a time for a control
-    // character, '"' or '\\' and skip words that have none.
-    while (i + 8 <= s.size()) {
-      uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      const uint64_t special = ((w - kOnes * 0x20) & ~w & kHigh) |
-                               has_zero(w ^ (kOnes * '"')) |
-                               has_zero(w ^ (kOnes * '\\'));
-      if (special != 0) break;
-      i += 8;
+  for (size_t i = NextSpecial<check>(s, 0); i < s.size();
+       i = NextSpecial<check>(s, i)) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {  // only when checking
+      const size_t len = Utf8SequenceLength(s, i);
+      if (len == 0) {
+        out->resize(mark);
+        return false;
+      }
+      i += len;
+      continue;
     }
-    if (i >= s.size()) break;
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out->append(s.data() + plain, i - plain);
     plain = i + 1;
-    size_t k = kSpecial.find(static_cast<char>(c));
+    const size_t k = kSpecial.find(static_cast<char>(c));
     if (k != std::string_view::npos) {
       out->push_back('\\');
       out->push_back(kLetter[k]);
@@ -65,9 +97,15 @@ void AppendQuoted(std::string_view s, std::string* out) {
       out->push_back(kHex[c >> 4]);
       out->push_back(kHex[c & 15]);
     }
+    ++i;
   }
   out->append(s.data() + plain, s.size() - plain);
   out->push_back('"');
+  return true;
+}
+
+void AppendQuoted(std::string_view s, std::string* out) {
+  (void)Quote<false>(s, out);
 }
 
 // RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -220,7 +258,13 @@ bool CompactJsonTo(std::string_view s, std::string* out) {
 bool IsValidUtf8(std::string_view s) {
   const size_t n = s.size();
   for (size_t i = 0; i < n;) {
-    // Row text is mostly ASCII: skip it eight bytes at a time.
+    // Row text is mostly ASCII: skip it sixteen, then eight bytes at a time.
+#if defined(__SSE2__)
+    while (i + 16 <= n &&
+           _mm_movemask_epi8(_mm_loadu_si128(
+               reinterpret_cast<const __m128i*>(s.data() + i))) == 0)
+      i += 16;
+#endif
     uint64_t w;
     while (i + 8 <= n) {
       std::memcpy(&w, s.data() + i, 8);
@@ -237,9 +281,7 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 bool AppendJsonString(std::string_view s, std::string* out) {
-  if (!IsValidUtf8(s)) return false;
-  AppendQuoted(s, out);
-  return true;
+  return Quote<true>(s, out);
 }
 
 void AppendJsonStringUnchecked(std::string_view s, std::string* out) {
