@@ -1,9 +1,12 @@
 #include "cdc/capture/snapshot.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -225,6 +228,22 @@ struct SharedCopy {
 constexpr size_t kBatchEvents = 256;
 constexpr size_t kBatchBytes = 256 << 10;
 
+// A copy worker runs at a lower priority (nice +5) than the log's
+// compressor, the stage after it. Otherwise, with more threads than cores,
+// the scheduler gives the compressor a share too small to keep up, its
+// queue fills, the worker writing to the log waits for room while holding
+// the shared lock, the other workers wait for the lock, the server waits
+// for them to read, and cores sit idle: 0.45 s of such waits in a 3.5 s
+// copy of 4 tables on 2 cores, against 0.01 s at nice +5
+// (bench/snapshot). Yielding to the rest of the machine suits a bulk copy
+// anyway. Best effort: a failure leaves the priority as it was.
+void LowerPriority() {
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (errno == 0) (void)setpriority(PRIO_PROCESS, tid, std::min(now + 5, 19));
+}
+
 // One of --snapshot-jobs: a connection in the snapshot, copying the tables
 // `order` hands out (shared `next`).
 class CopyWorker {
@@ -241,6 +260,7 @@ class CopyWorker {
 
   void Run(const std::vector<Table>& tables, const std::vector<size_t>& order,
            std::atomic<size_t>* next, SharedCopy* sh) {
+    LowerPriority();
     const Status cancelled = Status::Busy("snapshot cancelled");
     size_t ti = 0;
     // Writes the batch (and, at a table's end, counts the table).
