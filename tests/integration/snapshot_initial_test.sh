@@ -102,4 +102,12 @@ kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/capture.err")"
 grep -q "initial snapshot of 3 tables (~$((3 * ROWS)) rows) at [0-9A-F/]*, 3 at a time" "$T/capture.err" ||
   fail "no parallel snapshot: $(cat "$T/capture.err")"
 snapshot_check "$T/log" --interleaved || fail "replay differs (--snapshot-jobs 3)"
+# One line per table done, each naming its table once with all its rows:
+# their counts add up to the rows copied.
+copied=$(sed -n 's/.*initial snapshot copied \([0-9]*\) rows of 3 tables$/\1/p' "$T/capture.err")
+done_lines=$(sed -En 's/.*snapshot: table ([0-9])\/3 public\.([a-c]) ([0-9]+) rows .*/\1 \2 \3/p' "$T/capture.err")
+[ "$(cut -d' ' -f1 <<< "$done_lines" | sort | tr -d '\n')" = 123 ] &&
+  [ "$(cut -d' ' -f2 <<< "$done_lines" | sort | tr -d '\n')" = abc ] &&
+  [ "$(awk '{s += $3} END {print s}' <<< "$done_lines")" = "$copied" ] ||
+  fail "progress of the tables done: $(cat "$T/capture.err")"
 ok "--snapshot-jobs 3 under a writer: the tables copied side by side, replay equals the tables"

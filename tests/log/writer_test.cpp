@@ -136,6 +136,63 @@ TEST_CASE("large events move into frames of their own, intact",
   CHECK(rep->ok());
 }
 
+TEST_CASE("events appended in batches read back as if appended one by one",
+          "[log][writer]") {
+  test::TempDir one, batched;
+  REQUIRE(CreateLog(one.path(), std::nullopt).ok());
+  REQUIRE(CreateLog(batched.path(), std::nullopt).ok());
+  WriterOptions opts;
+  opts.frame_bytes = 1024;
+  auto a = LogWriter::Open(one.path(), opts);
+  auto b = LogWriter::Open(batched.path(), opts);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  // A lone event, then batches of 1, 7 and 40 events (a frame's worth and
+  // more), an empty batch, and a last lone event: two transactions.
+  int i = 0;
+  std::string batch;
+  const char* was = nullptr;
+  auto add_batch = [&](uint32_t n) {
+    batch.clear();
+    for (uint32_t k = 0; k < n; ++k, ++i) {
+      const std::string e = test::EventLine(1, i, 40);
+      REQUIRE((*a)->Append(e).ok());
+      batch += e + "\n";
+    }
+    was = batch.data();
+    REQUIRE((*b)->AppendEvents(&batch, n).ok());
+    CHECK(batch.empty());
+  };
+  for (int txn = 1; txn <= 2; ++txn) {
+    const std::string lone = test::EventLine(txn, i++, 40);
+    REQUIRE((*a)->Append(lone).ok());
+    REQUIRE((*b)->Append(lone).ok());
+    add_batch(1);
+    CHECK(batch.data() == was);  // joined the frame being gathered: copied
+    add_batch(7);
+    add_batch(40);
+    add_batch(40);  // the frame before was full and went: taken, not copied
+    CHECK(batch.data() != was);
+    add_batch(0);
+    const std::string last = test::EventLine(txn, i++, 40);
+    REQUIRE((*a)->Append(last).ok());
+    REQUIRE((*b)->Append(last).ok());
+    REQUIRE((*a)->Commit(16 * txn, 0, txn).ok());
+    REQUIRE((*b)->Commit(16 * txn, 0, txn).ok());
+  }
+  REQUIRE((*a)->Sync().ok());
+  REQUIRE((*b)->Sync().ok());
+  auto want = test::ReadAll(one.path());
+  auto got = test::ReadAll(batched.path());
+  REQUIRE(want.lines.size() == static_cast<size_t>(i));
+  CHECK(got.seqs == want.seqs);
+  CHECK(got.lines == want.lines);
+  CHECK((*b)->durable_lsn() == 32);
+  auto rep = VerifyLog(batched.path());
+  REQUIRE(rep.ok());
+  CHECK(rep->ok());
+}
+
 TEST_CASE("sealed segments carry a correct seal record", "[log][writer]") {
   test::TempDir dir;
   WriterOptions opts;

@@ -99,6 +99,10 @@ Status ImportSnapshot(pg::Connection& conn, const std::string& name) {
   CDC_RETURN_IF_ERROR(conn.Exec("SET statement_timeout = 0").status());
   CDC_RETURN_IF_ERROR(
       conn.Exec("SET idle_in_transaction_session_timeout = 0").status());
+  // Rows then arrive 256 KiB per read rather than 16 KiB: about a tenth
+  // of the syscalls, and 0.2 of capture's 2.9 CPU-seconds for 4M rows over
+  // a unix socket (bench/snapshot).
+  CDC_RETURN_IF_ERROR(conn.WidenReceiveBuffer(256u << 10));
   CDC_RETURN_IF_ERROR(
       conn.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
   auto set = conn.Exec("SET TRANSACTION SNAPSHOT " + conn.QuoteLiteral(name));
@@ -201,18 +205,22 @@ class TableCopier {
 };
 
 // With --snapshot-jobs: what the workers share. Each renders rows into a
-// batch of its own and writes the batch under `mu`, so that a row is
-// copied into the log's frame by the thread (and the cache) that rendered
-// it.
+// batch of its own, one buffer of whole lines, and hands the batch to the
+// log under `mu`: the batch's buffer becomes a frame as it is, so a row is
+// copied once, by the thread (and the cache) that rendered it, outside the
+// lock.
 struct SharedCopy {
   std::mutex mu;  // guards everything below, and the writer
   std::condition_variable changed;
-  SnapshotSink to_log;
+  log::LogWriter* w = nullptr;
+  SnapshotSink to_log;  // schema events
   Metrics* m = nullptr;
+  uint64_t* events = nullptr;  // events written
   std::vector<uint64_t> table_rows;
   size_t last_table = 0;  // the table written last (progress)
   size_t tables_done = 0;
-  uint64_t rows_done = 0;  // rows of the tables done
+  std::vector<size_t> finished;  // the tables done, in order (progress)
+  uint64_t rows_done = 0;        // rows of the tables done
   size_t workers_left = 0;
   bool cancelled = false;
   Status error;
@@ -221,11 +229,19 @@ struct SharedCopy {
     if (error.ok()) error = std::move(s);
     cancelled = true;
   }
+
+  // Appends `n` rows, each a line of `*rows` (under mu).
+  Status AppendRows(std::string* rows, uint32_t n) {
+    if (n == 0) return Status::OK();
+    if (w->in_txn()) CDC_RETURN_IF_ERROR(w->EventFollows());
+    m->bytes += rows->size() - n;  // the events, not their newlines
+    *events += n;
+    m->snapshot_rows += n;
+    return w->AppendEvents(rows, n);
+  }
 };
 
-// A worker's batch: at most kBatchEvents events or kBatchBytes bytes of
-// one table.
-constexpr size_t kBatchEvents = 256;
+// A worker's batch: a frame's worth of rows of one table.
 constexpr size_t kBatchBytes = 256 << 10;
 
 // A copy worker runs at a lower priority (nice +5) than the log's
@@ -245,22 +261,23 @@ void LowerPriority() {
 }
 
 // One of --snapshot-jobs: a connection in the snapshot, copying the tables
-// `order` hands out (shared `next`).
+// `order` hands out (shared `next`). Without a connection given, the
+// worker opens its own first, in its thread, so that the workers' connects
+// overlap.
 class CopyWorker {
  public:
-  CopyWorker(std::unique_ptr<pg::Connection> conn, const SnapshotInput& in,
-             int64_t ts)
-      : conn_(std::move(conn)) {
+  CopyWorker(std::unique_ptr<pg::Connection> conn, const Options& o,
+             const SnapshotInput& in, int64_t ts)
+      : conn_(std::move(conn)), o_(o), in_(in), ts_(ts) {
     // An iconv descriptor is not for two threads.
     if (in.server_text != nullptr)
       (void)text_.SetEncoding(in.server_text->encoding());
-    copier_ = std::make_unique<TableCopier>(
-        *conn_, in, in.server_text != nullptr ? &text_ : nullptr, ts);
   }
 
   void Run(const std::vector<Table>& tables, const std::vector<size_t>& order,
            std::atomic<size_t>* next, SharedCopy* sh) {
     LowerPriority();
+    Status s = Start();
     const Status cancelled = Status::Busy("snapshot cancelled");
     size_t ti = 0;
     // Writes the batch (and, at a table's end, counts the table).
@@ -268,20 +285,17 @@ class CopyWorker {
       std::lock_guard<std::mutex> l(sh->mu);
       if (sh->cancelled) return cancelled;
       uint64_t& rows = sh->table_rows[ti];
-      for (size_t i = 0; i < batch_.size(); ++i) {
-        const bool schema = batch_.is_schema(i);
-        if (!schema) ++rows, ++sh->m->snapshot_rows;
-        Status s = sh->to_log(batch_.mutable_line(i), schema);
-        if (!s.ok()) {
-          sh->Fail(s);
-          sh->changed.notify_all();
-          return cancelled;
-        }
+      rows += batch_rows_;
+      Status s = sh->AppendRows(&batch_, batch_rows_);
+      batch_rows_ = 0;
+      if (!s.ok()) {
+        sh->Fail(s);
+        sh->changed.notify_all();
+        return cancelled;
       }
-      batch_.clear();
-      bytes_ = 0;
       sh->last_table = ti;
       if (table_done) {
+        sh->finished.push_back(ti);
         ++sh->tables_done;
         ++sh->m->snapshot_tables_done;
         sh->rows_done += rows;
@@ -290,19 +304,30 @@ class CopyWorker {
       return Status::OK();
     };
     const SnapshotSink sink = [&](std::string* event, bool schema) -> Status {
-      std::string* line = batch_.Add();
-      line->swap(*event);
-      if (schema) batch_.MarkSchema();
-      bytes_ += line->size();
-      if (batch_.size() >= kBatchEvents || bytes_ >= kBatchBytes)
-        return write(false);
+      if (schema) {
+        // A table's schema event (before its first row) goes on its own.
+        CDC_RETURN_IF_ERROR(write(false));
+        std::lock_guard<std::mutex> l(sh->mu);
+        if (sh->cancelled) return cancelled;
+        Status s = sh->to_log(event, true);
+        if (!s.ok()) {
+          sh->Fail(s);
+          sh->changed.notify_all();
+          return cancelled;
+        }
+        return Status::OK();
+      }
+      if (batch_.capacity() < kBatchBytes) batch_.reserve(kBatchBytes + 4096);
+      batch_.append(*event);
+      batch_.push_back('\n');
+      ++batch_rows_;
+      if (batch_.size() >= kBatchBytes) return write(false);
       return Status::OK();
     };
     const auto every = [&](uint64_t) -> Status {
       std::lock_guard<std::mutex> l(sh->mu);
       return sh->cancelled ? cancelled : Status::OK();
     };
-    Status s;
     for (size_t k; s.ok() && (k = next->fetch_add(1)) < order.size();) {
       ti = order[k];
       uint64_t rows = 0;
@@ -315,14 +340,29 @@ class CopyWorker {
     sh->changed.notify_all();
   }
 
+  // Valid once Run has returned without an error.
   pg::Connection& conn() { return *conn_; }
 
  private:
+  // Connects (unless given a connection) and enters the snapshot.
+  Status Start() {
+    if (conn_ == nullptr) {
+      CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(o_.dsn, false));
+      CDC_RETURN_IF_ERROR(ImportSnapshot(*conn_, in_.snapshot_name));
+    }
+    copier_ = std::make_unique<TableCopier>(
+        *conn_, in_, in_.server_text != nullptr ? &text_ : nullptr, ts_);
+    return Status::OK();
+  }
+
   std::unique_ptr<pg::Connection> conn_;
+  const Options& o_;
+  const SnapshotInput& in_;
+  const int64_t ts_;
   pg::ServerText text_;
   std::unique_ptr<TableCopier> copier_;
-  event::EventLines batch_;
-  size_t bytes_ = 0;
+  std::string batch_;  // whole lines of one table
+  uint32_t batch_rows_ = 0;
 };
 
 }  // namespace
@@ -389,17 +429,10 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
     }
   } else {
     // The first worker takes the connection that listed the tables; the
-    // others import the snapshot on their own.
-    for (size_t i = 0; i < jobs; ++i) {
-      std::unique_ptr<pg::Connection> c;
-      if (i == 0) {
-        c = std::move(conn);
-      } else {
-        CDC_ASSIGN_OR_RETURN(c, pg::Connection::Connect(o.dsn, false));
-        CDC_RETURN_IF_ERROR(ImportSnapshot(*c, in.snapshot_name));
-      }
-      workers.push_back(std::make_unique<CopyWorker>(std::move(c), in, ts));
-    }
+    // others connect and import the snapshot in their own threads.
+    for (size_t i = 0; i < jobs; ++i)
+      workers.push_back(std::make_unique<CopyWorker>(
+          i == 0 ? std::move(conn) : nullptr, o, in, ts));
     finisher = &workers[0]->conn();
     // The largest tables first, so that the last to finish is small.
     std::vector<size_t> order(tables.size());
@@ -408,8 +441,10 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
       return tables[a].estimate > tables[b].estimate;
     });
     SharedCopy sh;
+    sh.w = &w;
     sh.to_log = to_log;
     sh.m = m;
+    sh.events = &res.events;
     sh.table_rows.resize(tables.size());
     sh.workers_left = workers.size();
     std::atomic<size_t> next{0};
@@ -426,11 +461,19 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
         if (!stopped && o.hooks.stop_requested()) {
           stopped = sh.cancelled = true;
         }
-        const size_t t = sh.last_table;
-        const bool force = sh.tables_done != shown_done;
-        shown_done = sh.tables_done;
-        progress.Update(tables[t], sh.tables_done - (force ? 1 : 0),
-                        sh.table_rows[t], m->snapshot_rows, force);
+        // Each table done gets its line, named and counted right however
+        // many finished since the last wake-up; else the table written
+        // last shows how far the copy is.
+        if (shown_done == sh.finished.size()) {
+          const size_t t = sh.last_table;
+          progress.Update(tables[t], sh.tables_done, sh.table_rows[t],
+                          m->snapshot_rows, false);
+        }
+        for (; shown_done < sh.finished.size(); ++shown_done) {
+          const size_t t = sh.finished[shown_done];
+          progress.Update(tables[t], shown_done, sh.table_rows[t],
+                          m->snapshot_rows, true);
+        }
       }
       res.rows = sh.rows_done;
     }

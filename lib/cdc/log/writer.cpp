@@ -175,6 +175,23 @@ Status LogWriter::AppendTaking(std::string* event) {
   return Status::OK();
 }
 
+Status LogWriter::AppendEvents(std::string* events, uint32_t count) {
+  if (count == 0) return Status::OK();
+  // The first event decides, as Append's would, whether the frame being
+  // gathered is full and goes first; the rest ride along with it.
+  CDC_RETURN_IF_ERROR(StartEvent());
+  frame_events_ += count - 1;
+  txn_events_ += count - 1;
+  next_seq_ += count - 1;
+  if (frame_raw_.empty()) {
+    frame_raw_.swap(*events);
+  } else {
+    frame_raw_.append(*events);
+  }
+  events->clear();
+  return Status::OK();
+}
+
 Status LogWriter::EventFollows() {
   if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
   if (syncer_.has_failed()) return Failed();

@@ -93,6 +93,12 @@ class LogWriter {
   // `*event` into a frame of its own instead of copied, so that it is never
   // held twice. `*event` is left valid but unspecified.
   Status AppendTaking(std::string* event);
+  // As Append of `count` events in a row: `*events` holds them, each ending
+  // in a newline. They travel in one frame, whose buffer `*events` becomes
+  // when no frame is being gathered (no copy); `*events` is left empty,
+  // with a buffer for the next batch. For a producer that gathers events
+  // in batches (the snapshot's copy workers).
+  Status AppendEvents(std::string* events, uint32_t count);
   // As Append, for a schema event (op s): it is first recorded, with its
   // seq, in LOG/schemas.ndjson (see schemas.h) and fdatasynced there, so
   // readers starting after it still learn the relation's columns.

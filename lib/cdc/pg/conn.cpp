@@ -518,6 +518,10 @@ Status Connection::CopyOut(
   return failed;
 }
 
+Status Connection::WidenReceiveBuffer(size_t bytes) {
+  return Exec("SELECT repeat('x', " + std::to_string(bytes) + ")").status();
+}
+
 void Connection::EndCopy() {
   if (!streaming_) return;
   streaming_ = false;

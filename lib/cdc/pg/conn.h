@@ -136,6 +136,13 @@ class Connection {
   // stays usable); otherwise the server's error, if the copy failed.
   Status CopyOut(const std::string& sql,
                  const std::function<Status(std::string_view row)>& on_row);
+  // Lets each later read from the socket take up to about `bytes` (a bulk
+  // COPY then costs the kernel one read per ~`bytes`, not per 16 KiB).
+  // libpq reads into its input buffer, which starts at 16 KiB, grows to
+  // hold the largest message received and never shrinks; so the server is
+  // asked for one reply of that size. Costs one round trip and `bytes` of
+  // memory for the connection's life. Not on a replication connection.
+  Status WidenReceiveBuffer(size_t bytes);
 
   // Reads one CopyData message: returns 1 and points `msg` at it (valid
   // until the next ReadCopy or the connection's end; no copy is made), or

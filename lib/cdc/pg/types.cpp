@@ -513,11 +513,16 @@ Status AppendValue(Oid oid, std::string_view text, const TypeCatalog* catalog,
       }
       break;
     default: {
-      Oid element = BuiltinArrayElement(oid);
-      if (element == 0 && catalog != nullptr &&
-          !catalog->array_element.empty()) {
-        auto it = catalog->array_element.find(oid);
-        if (it != catalog->array_element.end()) element = it->second;
+      // An array's text starts with its braces or its bounds ("[1:2]="):
+      // other values (text, uuid...) skip looking for an element type.
+      Oid element = 0;
+      if (!text.empty() && (text[0] == '{' || text[0] == '[')) {
+        element = BuiltinArrayElement(oid);
+        if (element == 0 && catalog != nullptr &&
+            !catalog->array_element.empty()) {
+          auto it = catalog->array_element.find(oid);
+          if (it != catalog->array_element.end()) element = it->second;
+        }
       }
       // Arrays do not nest as types; the bound only guards against a
       // catalog that claims they do.
