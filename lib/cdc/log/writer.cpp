@@ -345,6 +345,7 @@ Status LogWriter::Abort() {
     s = ErrnoStatus("truncate", path_, errno);
   } else {
     file_size_ = txn_file_start_;
+    writeback_pending_ = 0;
     s = HashPrefix();
   }
   if (!s.ok()) syncer_.Fail(s);

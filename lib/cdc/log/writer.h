@@ -254,7 +254,8 @@ class LogWriter {
   FileHandle fd_;
   uint64_t file_size_ = 0;
   uint64_t unsynced_bytes_ = 0;
-  uint64_t txn_file_start_ = 0;  // where the newest txn's first frame went
+  uint64_t writeback_pending_ = 0;  // written since writeback last began
+  uint64_t txn_file_start_ = 0;     // where the newest txn's first frame went
   Sha256 sha_;
   bool seg_has_commit_ = false;
   Lsn seg_first_lsn_ = 0, seg_last_lsn_ = 0;

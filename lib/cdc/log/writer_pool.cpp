@@ -138,6 +138,7 @@ Status LogWriter::OpenActive(uint64_t base_seq, bool create) {
   fd_ = std::move(f).value();
   if (create) CDC_RETURN_IF_ERROR(SyncDir(segments));
   file_size_ = commit_end_ = 0;
+  writeback_pending_ = 0;
   sha_.Reset();
   seg_has_commit_ = false;
   seg_first_lsn_ = seg_last_lsn_ = 0;
@@ -180,6 +181,10 @@ Status LogWriter::Flush() {
   return Status::OK();
 }
 
+namespace {
+constexpr uint64_t kWritebackBytes = 8u << 20;
+}  // namespace
+
 Status LogWriter::WriteOut(std::string_view bytes) {
   Status s = PwriteAll(fd_.fd(), bytes.data(), bytes.size(), file_size_, path_);
   if (!s.ok()) {
@@ -192,6 +197,21 @@ Status LogWriter::WriteOut(std::string_view bytes) {
   syncer_.AddWritten(bytes.size());
   file_size_ += bytes.size();
   unsynced_bytes_ += bytes.size();
+  writeback_pending_ += bytes.size();
+  if (writeback_pending_ >= kWritebackBytes) {
+    // A large transaction (an initial snapshot: 90 MB for 4M rows) is
+    // written long before its commit's fdatasync; the disk starts on it
+    // now, so that the fdatasync finds less left to write (at the end of
+    // bench/snapshot's copy, with cores idle: 61 ms against 75 on a VM's
+    // disk, where the host's flush is most of it). Only starts writeback:
+    // durability is still the fdatasync's. Without the WAIT flags the call
+    // does not consume a writeback error (the file's errseq): the
+    // fdatasync still reports it. Best effort.
+    (void)::sync_file_range(
+        fd_.fd(), static_cast<off_t>(file_size_ - writeback_pending_),
+        static_cast<off_t>(writeback_pending_), SYNC_FILE_RANGE_WRITE);
+    writeback_pending_ = 0;
+  }
   return Status::OK();
 }
 
