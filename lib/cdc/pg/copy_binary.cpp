@@ -38,9 +38,21 @@ Status WrongLength(Oid type, size_t len) {
                           " has " + std::to_string(len) + " bytes");
 }
 
-// Sets *out to the text output form of `v`, a value of type `type` in its
-// binary send form.
-Status Decode(Oid type, std::string_view v, std::string* out) {
+// How a type's binary send form becomes its text output form.
+enum class Decoding {
+  kNone,      // not decoded: such a table is copied as text
+  kVerbatim,  // the bytes are the text
+  kJsonb,     // a version byte, then the text
+  kBool,
+  kInt2,
+  kInt4,
+  kOid,  // unsigned
+  kInt8,
+  kUuid,
+};
+
+// The one list of types binary COPY is used for.
+Decoding DecodingOf(Oid type) {
   namespace t = type_oid;
   switch (type) {
     case t::kText:
@@ -48,40 +60,68 @@ Status Decode(Oid type, std::string_view v, std::string* out) {
     case t::kBpchar:
     case t::kName:
     case t::kJson:
+      return Decoding::kVerbatim;
+    case t::kJsonb:
+      return Decoding::kJsonb;
+    case t::kBool:
+      return Decoding::kBool;
+    case t::kInt2:
+      return Decoding::kInt2;
+    case t::kInt4:
+      return Decoding::kInt4;
+    case t::kOid:
+      return Decoding::kOid;
+    case t::kInt8:
+      return Decoding::kInt8;
+    case t::kUuid:
+      return Decoding::kUuid;
+    default:
+      return Decoding::kNone;
+  }
+}
+
+// Sets *out to the text output form of `v`, a value of type `type` in its
+// binary send form.
+Status Decode(Oid type, std::string_view v, std::string* out) {
+  const auto fixed = [&](size_t n) -> Status {
+    return v.size() == n ? Status::OK() : WrongLength(type, v.size());
+  };
+  switch (DecodingOf(type)) {
+    case Decoding::kVerbatim:
       out->assign(v.data(), v.size());
       return Status::OK();
-    case t::kJsonb:
+    case Decoding::kJsonb:
       // A format version (1), then the value's text as jsonb_out gives it.
       if (v.empty() || v[0] != 1)
         return Status::BadInput(
             "COPY binary jsonb value of an unknown version");
       out->assign(v.data() + 1, v.size() - 1);
       return Status::OK();
-    case t::kBool:
-      if (v.size() != 1) return WrongLength(type, v.size());
+    case Decoding::kBool:
+      CDC_RETURN_IF_ERROR(fixed(1));
       out->assign(v[0] != 0 ? "t" : "f");
       return Status::OK();
-    case t::kInt2:
-      if (v.size() != 2) return WrongLength(type, v.size());
+    case Decoding::kInt2:
+      CDC_RETURN_IF_ERROR(fixed(2));
       AssignNumber(static_cast<int16_t>(Be16(v.data())), out);
       return Status::OK();
-    case t::kInt4:
-      if (v.size() != 4) return WrongLength(type, v.size());
+    case Decoding::kInt4:
+      CDC_RETURN_IF_ERROR(fixed(4));
       AssignNumber(static_cast<int32_t>(Be32(v.data())), out);
       return Status::OK();
-    case t::kOid:
-      if (v.size() != 4) return WrongLength(type, v.size());
+    case Decoding::kOid:
+      CDC_RETURN_IF_ERROR(fixed(4));
       AssignNumber(Be32(v.data()), out);
       return Status::OK();
-    case t::kInt8: {
-      if (v.size() != 8) return WrongLength(type, v.size());
+    case Decoding::kInt8: {
+      CDC_RETURN_IF_ERROR(fixed(8));
       const uint64_t u =
           (uint64_t{Be32(v.data())} << 32) | uint64_t{Be32(v.data() + 4)};
       AssignNumber(static_cast<int64_t>(u), out);
       return Status::OK();
     }
-    case t::kUuid: {
-      if (v.size() != 16) return WrongLength(type, v.size());
+    case Decoding::kUuid: {
+      CDC_RETURN_IF_ERROR(fixed(16));
       static constexpr char kHex[] = "0123456789abcdef";
       char buf[36];
       size_t n = 0;
@@ -94,34 +134,16 @@ Status Decode(Oid type, std::string_view v, std::string* out) {
       out->assign(buf, n);
       return Status::OK();
     }
-    default:
-      return Status::BadInput("COPY binary: type " + std::to_string(type) +
-                              " is not decoded");
+    case Decoding::kNone:
+      break;
   }
+  return Status::BadInput("COPY binary: type " + std::to_string(type) +
+                          " is not decoded");
 }
 
 }  // namespace
 
-bool BinaryCopyDecodes(Oid type) {
-  namespace t = type_oid;
-  switch (type) {
-    case t::kBool:
-    case t::kInt2:
-    case t::kInt4:
-    case t::kInt8:
-    case t::kOid:
-    case t::kText:
-    case t::kVarchar:
-    case t::kBpchar:
-    case t::kName:
-    case t::kUuid:
-    case t::kJson:
-    case t::kJsonb:
-      return true;
-    default:
-      return false;
-  }
-}
+bool BinaryCopyDecodes(Oid type) { return DecodingOf(type) != Decoding::kNone; }
 
 Status CopyBinaryReader::Next(std::string_view msg, TupleData* row,
                               bool* got_row) {
