@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <mutex>
 
 #include "cdc/base/fs.h"
 #include "cdc/log/reader.h"
@@ -69,6 +71,70 @@ TEST_CASE("schema events are recorded with their seqs, byte for byte",
   REQUIRE(all.seqs.size() == 4);
   CHECK(all.lines[1].find("\"table\":\"a\"") != std::string::npos);
   CHECK(all.lines[3].find("\"table\":\"b\"") != std::string::npos);
+}
+
+TEST_CASE(
+    "a transaction's schema lines are synced once, before its commit can be",
+    "[log][schemas][durability]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  // Each fdatasync, in order: which file, and its size then.
+  std::mutex mu;
+  std::vector<std::string> syncs;
+  bool fail_schemas = false;
+  WriterOptions opts;
+  opts.sync_file = [&](int fd, const std::string& path) -> Status {
+    const bool schemas = path == SchemasPath(dir.path());
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      syncs.push_back((schemas ? "schemas " : "segment ") +
+                      std::to_string(lseek(fd, 0, SEEK_END)));
+      if (schemas && fail_schemas)
+        return Status::IOError("cannot fsync " + path + ": Input/output error");
+    }
+    return SyncFile(fd, path);
+  };
+  auto w = LogWriter::Open(dir.path(), opts);
+  REQUIRE(w.ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+  REQUIRE((*w)->AppendSchema(Schema("a", "23")).ok());
+  REQUIRE((*w)->AppendSchema(Schema("b", "25")).ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 1)).ok());
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    CHECK(syncs.empty());  // the lines wait for the commit
+  }
+  REQUIRE((*w)->Commit(0x10, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  CHECK((*w)->durable_lsn() == 0x10);
+  const std::string both =
+      "schemas " + std::to_string(FileText(dir.path()).size());
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    // One sync of the file with both lines, before the segment's.
+    REQUIRE(syncs.size() >= 2);
+    CHECK(syncs[0] == both);
+    CHECK(std::count(syncs.begin(), syncs.end(), both) == 1);
+    CHECK(syncs.back().rfind("segment ", 0) == 0);
+    syncs.clear();
+    fail_schemas = true;
+  }
+  // A transaction without schema events syncs no schema line.
+  REQUIRE((*w)->Append(test::EventLine(2, 0)).ok());
+  REQUIRE((*w)->Commit(0x20, 0, 2).ok());
+  REQUIRE((*w)->Sync().ok());
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    for (const std::string& s : syncs) CHECK(s.rfind("segment ", 0) == 0);
+  }
+  // A failed sync of the schema lines fails the commit and the writer:
+  // nothing of the transaction becomes durable.
+  REQUIRE((*w)->AppendSchema(Schema("c", "20")).ok());
+  Status s = (*w)->Commit(0x30, 0, 3);
+  CHECK(s.code() == Code::kIOError);
+  CHECK((*w)->Sync().code() == Code::kIOError);
+  CHECK((*w)->durable_lsn() == 0x20);
+  CHECK((*w)->Append(test::EventLine(4, 0)).code() == Code::kIOError);
 }
 
 TEST_CASE("an aborted schema event leaves no line", "[log][schemas]") {

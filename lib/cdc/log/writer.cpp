@@ -110,9 +110,11 @@ Status LogWriter::AppendSchema(std::string_view event) {
   }
   if (txn_schemas_start_ == UINT64_MAX) txn_schemas_start_ = schemas_size_;
   const std::string line = SchemaLine(next_seq_, event);
+  // Synced at the transaction's commit, before its commit frame (one
+  // fdatasync for all the transaction's schema lines: an initial snapshot
+  // has one per table).
   Status s = PwriteAll(schemas_fd_.fd(), line.data(), line.size(),
                        schemas_size_, path);
-  if (s.ok()) s = SyncFile(schemas_fd_.fd(), path);
   if (!s.ok()) {
     // The writer cannot go on (a failed fsync is never retried); what a
     // reopen finds beyond the log's end is cut then.
@@ -121,6 +123,7 @@ Status LogWriter::AppendSchema(std::string_view event) {
     return s;
   }
   schemas_size_ += line.size();
+  schemas_unsynced_ = true;
   return Append(event);
 }
 
@@ -287,6 +290,19 @@ Status LogWriter::PushBatch() {
 
 Status LogWriter::Commit(Lsn lsn, int64_t commit_time, uint64_t xid) {
   if (syncer_.has_failed()) return Failed();
+  if (schemas_unsynced_) {
+    // The transaction's schema lines are durable before anything can make
+    // its commit durable: its commit frame is not even written yet.
+    const std::string path = SchemasPath(dir_);
+    Status s = opts_.sync_file ? opts_.sync_file(schemas_fd_.fd(), path)
+                               : SyncFile(schemas_fd_.fd(), path);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lk(mu_);
+      syncer_.Fail(s);
+      return s;
+    }
+    schemas_unsynced_ = false;
+  }
   if (opts_.format_version != kFormatVersion1 && txn_events_ > 0 &&
       txn_frames_ == 0) {
     // The whole transaction is in frame_raw_: it joins the group, which

@@ -64,8 +64,8 @@ struct WriterOptions {
   // transaction per frame, as earlier releases wrote; for tests and
   // benches that need such a log).
   int format_version = kFormatVersion;
-  // The fdatasync of a segment (SyncFile unless set). Tests inject disk
-  // errors here.
+  // The fdatasync of a segment or of schemas.ndjson (SyncFile unless
+  // set). Tests inject disk errors here.
   std::function<Status(int fd, const std::string& path)> sync_file;
   // The durable mark (LOG/durable) is rewritten after an fdatasync at
   // most this often, and when the writer closes.
@@ -100,8 +100,9 @@ class LogWriter {
   // in batches (the snapshot's copy workers).
   Status AppendEvents(std::string* events, uint32_t count);
   // As Append, for a schema event (op s): it is first recorded, with its
-  // seq, in LOG/schemas.ndjson (see schemas.h) and fdatasynced there, so
-  // readers starting after it still learn the relation's columns.
+  // seq, in LOG/schemas.ndjson (see schemas.h), so readers starting after
+  // it still learn the relation's columns. The file is fdatasynced at the
+  // transaction's Commit, before its commit frame is handed on.
   Status AppendSchema(std::string_view event);
   // Tells the writer that another event of the open transaction follows:
   // a frame of kLargeFrameBytes or more being gathered is then compressed
@@ -244,6 +245,7 @@ class LogWriter {
   // LOG/schemas.ndjson, opened at the first schema event.
   FileHandle schemas_fd_;
   uint64_t schemas_size_ = 0;
+  bool schemas_unsynced_ = false;  // lines written since the last sync
   // Its size before the open transaction's first schema line (an abort
   // cuts back to it); UINT64_MAX when the transaction wrote none.
   uint64_t txn_schemas_start_ = UINT64_MAX;
