@@ -310,6 +310,12 @@ Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog) {
   return Status::OK();
 }
 
+void TypeLookup::Connect() {
+  if (conn_ != nullptr) return;
+  auto c = pg::Connection::Connect(dsn_, false);
+  if (c.ok()) conn_ = std::move(c).value();
+}
+
 Result<pg::PgResult> TypeLookup::Query(const std::string& sql,
                                        const std::vector<std::string>& params) {
   // A connection kept from earlier may have died with a restart of the
