@@ -86,8 +86,13 @@ ok "snapshot of 3x$ROWS rows under a writer, then $busy streamed changes: replay
 # The same with --snapshot-jobs 3: three connections import the slot's
 # snapshot and copy the tables side by side, their rows interleaved in the
 # one transaction (check_snapshot.py --interleaved fails if they were not).
+# The tables are larger here: the first worker starts on the connection that
+# listed them while the others still connect, and a table copied before
+# they are ready would leave nothing to interleave.
+JOB_ROWS=$((5 * ROWS))
 psql_q -c "DROP TABLE a, b, c" >/dev/null
-snapshot_schema "$ROWS"
+snapshot_schema "$JOB_ROWS"
+python3 "$HERE/snap_workload.py" "$JOB_ROWS" "${SNAP_TXNS:-1000}" 12 > "$T/work.sql"
 mv "$T/log" "$T/log.serial"
 psql -X -q -f "$T/work.sql" > "$T/work.out" 2>&1 &
 work=$!
@@ -99,7 +104,7 @@ wait "$work" || fail "workload: $(tail -3 "$T/work.out")"
 kill -0 "$CAP" 2>/dev/null || fail "capture exited: $(cat "$T/capture.err")"
 wait_marker done-jobs
 kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/capture.err")"
-grep -q "initial snapshot of 3 tables (~$((3 * ROWS)) rows) at [0-9A-F/]*, 3 at a time" "$T/capture.err" ||
+grep -q "initial snapshot of 3 tables (~$((3 * JOB_ROWS)) rows) at [0-9A-F/]*, 3 at a time" "$T/capture.err" ||
   fail "no parallel snapshot: $(cat "$T/capture.err")"
 snapshot_check "$T/log" --interleaved || fail "replay differs (--snapshot-jobs 3)"
 # One line per table done, each naming its table once with all its rows:
@@ -110,4 +115,4 @@ done_lines=$(sed -En 's/.*snapshot: table ([0-9])\/3 public\.([a-c]) ([0-9]+) ro
   [ "$(cut -d' ' -f2 <<< "$done_lines" | sort | tr -d '\n')" = abc ] &&
   [ "$(awk '{s += $3} END {print s}' <<< "$done_lines")" = "$copied" ] ||
   fail "progress of the tables done: $(cat "$T/capture.err")"
-ok "--snapshot-jobs 3 under a writer: the tables copied side by side, replay equals the tables"
+ok "--snapshot-jobs 3, 3x$JOB_ROWS rows under a writer: the tables copied side by side, replay equals the tables"

@@ -217,8 +217,7 @@ struct SharedCopy {
   Metrics* m = nullptr;
   uint64_t* events = nullptr;  // events written
   std::vector<uint64_t> table_rows;
-  size_t last_table = 0;  // the table written last (progress)
-  size_t tables_done = 0;
+  size_t last_table = 0;         // the table written last (progress)
   std::vector<size_t> finished;  // the tables done, in order (progress)
   uint64_t rows_done = 0;        // rows of the tables done
   size_t workers_left = 0;
@@ -228,6 +227,23 @@ struct SharedCopy {
   void Fail(Status s) {  // under mu
     if (error.ok()) error = std::move(s);
     cancelled = true;
+  }
+
+  // What a worker's step returns once the copy is cancelled (the error
+  // that cancelled it is kept in `error`).
+  static Status Cancelled() { return Status::Busy("snapshot cancelled"); }
+
+  // Runs `step` under mu unless the copy is cancelled. A failed step
+  // cancels the copy and wakes the thread waiting on `changed`.
+  template <typename Step>
+  Status Locked(Step&& step) {
+    std::lock_guard<std::mutex> l(mu);
+    if (cancelled) return Cancelled();
+    Status s = step();
+    if (s.ok()) return s;
+    Fail(std::move(s));
+    changed.notify_all();
+    return Cancelled();
   }
 
   // Appends `n` rows, each a line of `*rows` (under mu).
@@ -278,44 +294,30 @@ class CopyWorker {
            std::atomic<size_t>* next, SharedCopy* sh) {
     LowerPriority();
     Status s = Start();
-    const Status cancelled = Status::Busy("snapshot cancelled");
     size_t ti = 0;
     // Writes the batch (and, at a table's end, counts the table).
     auto write = [&](bool table_done) -> Status {
-      std::lock_guard<std::mutex> l(sh->mu);
-      if (sh->cancelled) return cancelled;
-      uint64_t& rows = sh->table_rows[ti];
-      rows += batch_rows_;
-      Status s = sh->AppendRows(&batch_, batch_rows_);
-      batch_rows_ = 0;
-      if (!s.ok()) {
-        sh->Fail(s);
-        sh->changed.notify_all();
-        return cancelled;
-      }
-      sh->last_table = ti;
-      if (table_done) {
-        sh->finished.push_back(ti);
-        ++sh->tables_done;
-        ++sh->m->snapshot_tables_done;
-        sh->rows_done += rows;
-        sh->changed.notify_all();
-      }
-      return Status::OK();
+      return sh->Locked([&]() -> Status {
+        uint64_t& rows = sh->table_rows[ti];
+        const uint32_t n = batch_rows_;
+        rows += n;
+        batch_rows_ = 0;
+        CDC_RETURN_IF_ERROR(sh->AppendRows(&batch_, n));
+        sh->last_table = ti;
+        if (table_done) {
+          sh->finished.push_back(ti);
+          ++sh->m->snapshot_tables_done;
+          sh->rows_done += rows;
+          sh->changed.notify_all();
+        }
+        return Status::OK();
+      });
     };
     const SnapshotSink sink = [&](std::string* event, bool schema) -> Status {
       if (schema) {
         // A table's schema event (before its first row) goes on its own.
         CDC_RETURN_IF_ERROR(write(false));
-        std::lock_guard<std::mutex> l(sh->mu);
-        if (sh->cancelled) return cancelled;
-        Status s = sh->to_log(event, true);
-        if (!s.ok()) {
-          sh->Fail(s);
-          sh->changed.notify_all();
-          return cancelled;
-        }
-        return Status::OK();
+        return sh->Locked([&] { return sh->to_log(event, true); });
       }
       if (batch_.capacity() < kBatchBytes) batch_.reserve(kBatchBytes + 4096);
       batch_.append(*event);
@@ -325,8 +327,7 @@ class CopyWorker {
       return Status::OK();
     };
     const auto every = [&](uint64_t) -> Status {
-      std::lock_guard<std::mutex> l(sh->mu);
-      return sh->cancelled ? cancelled : Status::OK();
+      return sh->Locked([] { return Status::OK(); });
     };
     for (size_t k; s.ok() && (k = next->fetch_add(1)) < order.size();) {
       ti = order[k];
@@ -466,7 +467,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
         // last shows how far the copy is.
         if (shown_done == sh.finished.size()) {
           const size_t t = sh.last_table;
-          progress.Update(tables[t], sh.tables_done, sh.table_rows[t],
+          progress.Update(tables[t], sh.finished.size(), sh.table_rows[t],
                           m->snapshot_rows, false);
         }
         for (; shown_done < sh.finished.size(); ++shown_done) {
