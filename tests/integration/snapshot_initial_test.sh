@@ -116,3 +116,30 @@ done_lines=$(sed -En 's/.*snapshot: table ([0-9])\/3 public\.([a-c]) ([0-9]+) ro
   [ "$(awk '{s += $3} END {print s}' <<< "$done_lines")" = "$copied" ] ||
   fail "progress of the tables done: $(cat "$T/capture.err")"
 ok "--snapshot-jobs 3, 3x$JOB_ROWS rows under a writer: the tables copied side by side, replay equals the tables"
+
+# The snapshot's connections refused: a role allowed no ordinary
+# connection (a walsender is not counted against the limit) asks for four
+# jobs. The snapshot fails with the server's reason and which connection
+# it was, commits nothing, and once the role may connect, a run with two
+# jobs takes it whole on a new slot. (A limit between 1 and 4 is not
+# deterministic here: the server counts a role's backends racily when they
+# start together.)
+psql_q -c "CREATE ROLE lim LOGIN REPLICATION CONNECTION LIMIT 0" \
+       -c "GRANT SELECT ON a, b, c TO lim" >/dev/null
+LIM_DSN=${CDC_TEST_DSN/user=postgres/user=lim}
+[[ $LIM_DSN == *user=lim* ]] || fail "no user in $CDC_TEST_DSN"
+expect_exit 69 cdc-capture --log "$T/lim" --dsn "$LIM_DSN" --slot lim \
+  --publication jobs --snapshot-jobs 4 --exit-when-idle --reconnect-max 1
+grep -Eq "^cdc-capture: gave up after 1 s of failures: snapshot connection [1-4] of 4 \(--snapshot-jobs\): .*too many connections for role \"lim\"" "$T/err" ||
+  fail "the refused connection: $(cat "$T/err")"
+[ -e "$T/lim/snapshot.pending" ] || fail "no snapshot marker after the failed snapshot"
+[ -z "$(cdc-tail --log "$T/lim")" ] || fail "the failed snapshot left events"
+psql_q -c "ALTER ROLE lim CONNECTION LIMIT -1" >/dev/null
+cdc-capture -q --log "$T/lim" --dsn "$LIM_DSN" --slot lim --publication jobs \
+  --snapshot-jobs 2 --exit-when-idle 2> "$T/lim.err" || fail "two jobs: $(cat "$T/lim.err")"
+[ ! -e "$T/lim/snapshot.pending" ] || fail "the snapshot marker is left behind"
+cdc-log verify --log "$T/lim" > /dev/null || fail "verify after the retaken snapshot"
+want=$(psql_q -c "SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) + (SELECT count(*) FROM c)")
+got=$(cdc-tail --log "$T/lim" --op r | wc -l)
+[ "$got" = "$want" ] || fail "the retaken snapshot has $got rows, the tables $want"
+ok "the snapshot's connections refused: exit 69 naming one, nothing committed; then two jobs take the snapshot whole ($got rows)"

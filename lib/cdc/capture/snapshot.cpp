@@ -111,6 +111,59 @@ Status ImportSnapshot(pg::Connection& conn, const std::string& name) {
   return Status::OK();
 }
 
+// A new connection with its transaction in the slot's exported snapshot.
+Result<std::unique_ptr<pg::Connection>> ConnectInSnapshot(
+    const Options& o, const SnapshotInput& in) {
+  CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, false));
+  CDC_RETURN_IF_ERROR(ImportSnapshot(*conn, in.snapshot_name));
+  return conn;
+}
+
+// With --snapshot-jobs N, the N-1 connections beyond the first, opened side
+// by side in threads of their own while the first lists the tables; the
+// destructor waits for them. Opened one after another, after the listing,
+// they started copying 70-110 ms after the first on two cores (each new
+// backend competing with the copy under way), and the tables then finished
+// as unevenly.
+class ExtraConnections {
+ public:
+  ExtraConnections(const Options& o, const SnapshotInput& in, size_t n)
+      : conns_(n), errors_(n) {
+    for (size_t i = 0; i < n; ++i)
+      threads_.emplace_back([this, &o, &in, i] {
+        auto c = ConnectInSnapshot(o, in);
+        if (c.ok()) {
+          conns_[i] = std::move(c).value();
+        } else {
+          errors_[i] = c.status().Annotate(
+              "snapshot connection " + std::to_string(i + 2) + " of " +
+              std::to_string(conns_.size() + 1) + " (--snapshot-jobs)");
+        }
+      });
+  }
+  ~ExtraConnections() { Join(); }
+
+  // Waits for the connections; then hands over the first `n`, closing the
+  // rest, or returns the first connection's error.
+  Result<std::vector<std::unique_ptr<pg::Connection>>> Take(size_t n) {
+    Join();
+    for (size_t i = 0; i < n && i < errors_.size(); ++i)
+      CDC_RETURN_IF_ERROR(errors_[i]);
+    conns_.resize(std::min(n, conns_.size()));
+    return std::move(conns_);
+  }
+
+ private:
+  void Join() {
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  std::vector<std::unique_ptr<pg::Connection>> conns_;
+  std::vector<Status> errors_;
+  std::vector<std::thread> threads_;
+};
+
 // Copies tables over one connection inside the snapshot: a table's schema
 // event with its first row, then one op r event per row, tagged first and
 // last (HeldSnapshotRow), into a sink.
@@ -277,23 +330,23 @@ void LowerPriority() {
 }
 
 // One of --snapshot-jobs: a connection in the snapshot, copying the tables
-// `order` hands out (shared `next`). Without a connection given, the
-// worker opens its own first, in its thread, so that the workers' connects
-// overlap.
+// `order` hands out (shared `next`).
 class CopyWorker {
  public:
-  CopyWorker(std::unique_ptr<pg::Connection> conn, const Options& o,
-             const SnapshotInput& in, int64_t ts)
-      : conn_(std::move(conn)), o_(o), in_(in), ts_(ts) {
+  CopyWorker(std::unique_ptr<pg::Connection> conn, const SnapshotInput& in,
+             int64_t ts)
+      : conn_(std::move(conn)) {
     // An iconv descriptor is not for two threads.
     if (in.server_text != nullptr)
       (void)text_.SetEncoding(in.server_text->encoding());
+    copier_ = std::make_unique<TableCopier>(
+        *conn_, in, in.server_text != nullptr ? &text_ : nullptr, ts);
   }
 
   void Run(const std::vector<Table>& tables, const std::vector<size_t>& order,
            std::atomic<size_t>* next, SharedCopy* sh) {
     LowerPriority();
-    Status s = Start();
+    Status s;
     size_t ti = 0;
     // Writes the batch (and, at a table's end, counts the table).
     auto write = [&](bool table_done) -> Status {
@@ -341,25 +394,10 @@ class CopyWorker {
     sh->changed.notify_all();
   }
 
-  // Valid once Run has returned without an error.
   pg::Connection& conn() { return *conn_; }
 
  private:
-  // Connects (unless given a connection) and enters the snapshot.
-  Status Start() {
-    if (conn_ == nullptr) {
-      CDC_ASSIGN_OR_RETURN(conn_, pg::Connection::Connect(o_.dsn, false));
-      CDC_RETURN_IF_ERROR(ImportSnapshot(*conn_, in_.snapshot_name));
-    }
-    copier_ = std::make_unique<TableCopier>(
-        *conn_, in_, in_.server_text != nullptr ? &text_ : nullptr, ts_);
-    return Status::OK();
-  }
-
   std::unique_ptr<pg::Connection> conn_;
-  const Options& o_;
-  const SnapshotInput& in_;
-  const int64_t ts_;
   pg::ServerText text_;
   std::unique_ptr<TableCopier> copier_;
   std::string batch_;  // whole lines of one table
@@ -371,8 +409,14 @@ class CopyWorker {
 Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
                                            const SnapshotInput& in,
                                            log::LogWriter& w, Metrics* m) {
-  CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, false));
-  CDC_RETURN_IF_ERROR(ImportSnapshot(*conn, in.snapshot_name));
+  ExtraConnections extra(o, in,
+                         static_cast<size_t>(std::max(o.snapshot_jobs, 1) - 1));
+  auto connected = ConnectInSnapshot(o, in);
+  if (!connected.ok() && o.snapshot_jobs > 1)
+    return connected.status().Annotate("snapshot connection 1 of " +
+                                       std::to_string(o.snapshot_jobs) +
+                                       " (--snapshot-jobs)");
+  CDC_ASSIGN_OR_RETURN(auto conn, std::move(connected));
   CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
                        ListTables(*conn, o.publication));
   uint64_t estimate = 0;
@@ -402,6 +446,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   pg::Connection* finisher = conn.get();  // reads the end and commits
   std::vector<std::unique_ptr<CopyWorker>> workers;
   if (jobs == 1) {
+    (void)extra.Take(0);  // fewer tables than jobs: close the others
     TableCopier copier(*conn, in, in.server_text, ts);
     const Status stop = Status::Busy("stop requested");
     for (size_t ti = 0; ti < tables.size() && !stopped; ++ti) {
@@ -429,11 +474,11 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
       if (in.tick) in.tick();
     }
   } else {
-    // The first worker takes the connection that listed the tables; the
-    // others connect and import the snapshot in their own threads.
-    for (size_t i = 0; i < jobs; ++i)
-      workers.push_back(std::make_unique<CopyWorker>(
-          i == 0 ? std::move(conn) : nullptr, o, in, ts));
+    // The first worker takes the connection that listed the tables.
+    CDC_ASSIGN_OR_RETURN(auto others, extra.Take(jobs - 1));
+    workers.push_back(std::make_unique<CopyWorker>(std::move(conn), in, ts));
+    for (auto& c : others)
+      workers.push_back(std::make_unique<CopyWorker>(std::move(c), in, ts));
     finisher = &workers[0]->conn();
     // The largest tables first, so that the last to finish is small.
     std::vector<size_t> order(tables.size());

@@ -171,8 +171,9 @@ struct SnapshotResult {
 // exported the snapshot must stay idle meanwhile.
 //
 // With one job, tables are copied one after another in schema and name
-// order. With N jobs, each of N connections imports the same exported
-// snapshot and copies a table at a time, the largest (by estimate) first;
+// order. With N jobs, N connections, opened together, import the same
+// exported snapshot; each copies a table at a time, the largest (by
+// estimate) first;
 // the rows of the tables being copied reach the log interleaved, in
 // batches, each table's in its own order and still tagged first and last.
 // The writer stays on the calling thread; a bounded number of batches is
