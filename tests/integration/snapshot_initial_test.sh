@@ -143,3 +143,36 @@ want=$(psql_q -c "SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) + (
 got=$(cdc-tail --log "$T/lim" --op r | wc -l)
 [ "$got" = "$want" ] || fail "the retaken snapshot has $got rows, the tables $want"
 ok "the snapshot's connections refused: exit 69 naming one, nothing committed; then two jobs take the snapshot whole ($got rows)"
+
+# The stream's catalog lookups keep a snapshot connection, out of its
+# transaction, rather than open another: right after the snapshot the
+# capture's one ordinary session last ran RESET ALL. A table made after the
+# snapshot then has its generated column named, which a connection still in
+# the snapshot's transaction could not see.
+psql_q -c "CREATE PUBLICATION allp FOR ALL TABLES" >/dev/null
+cdc-capture --log "$T/kept" --dsn "$CDC_TEST_DSN" --slot kept --publication allp \
+  --snapshot-jobs 2 2> "$T/kept.err" &
+CAP=$!
+at_exit "kill $CAP 2>/dev/null"
+for _ in $(seq 300); do
+  grep -q "streaming from slot kept" "$T/kept.err" && break
+  kill -0 "$CAP" 2>/dev/null || fail "capture exited: $(cat "$T/kept.err")"
+  sleep 0.1
+done
+grep -q "streaming from slot kept" "$T/kept.err" || fail "no stream: $(cat "$T/kept.err")"
+sessions=$(psql_q -c "SELECT string_agg(query, '|') FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+[ "$sessions" = "RESET ALL" ] || fail "capture's ordinary sessions after the snapshot: '$sessions'"
+psql_q -c "CREATE TABLE gen (id int PRIMARY KEY, a int, g int GENERATED ALWAYS AS (a * 2) STORED)" \
+       -c "INSERT INTO gen VALUES (1, 5)" >/dev/null
+psql_q -c "SELECT pg_logical_emit_message(true, 'cdc-test', 'done-kept')" >/dev/null
+for i in $(seq 301); do
+  cdc-tail --log "$T/kept" --op m 2>/dev/null | grep -q '"content":"done-kept"' && break
+  [ "$i" -lt 301 ] || fail "marker done-kept never reached the log"
+  sleep 0.1
+done
+gen=$(cdc-tail --log "$T/kept" --schema-changes --table gen | python3 -c '
+import json, sys
+print([e.get("generated") for e in map(json.loads, sys.stdin) if e["op"] == "s"])')
+[ "$gen" = "[['g']]" ] || fail "the new table's generated column through the kept connection: $gen"
+kill -TERM "$CAP"; wait "$CAP" || fail "capture: $(cat "$T/kept.err")"
+ok "the stream's lookups keep a snapshot connection (RESET, out of its transaction): a later table's generated column is named"

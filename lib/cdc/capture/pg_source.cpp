@@ -393,6 +393,7 @@ Status PgSource::Snapshot(SlotState& slot, bool* stopped) {
   CDC_RETURN_IF_ERROR(w_->Sync());
   CDC_RETURN_IF_ERROR(RemoveSnapshotMarker(o_.log));
   slot.server_lsn = std::max(slot.server_lsn, r.server_lsn);
+  types_.Adopt(std::move(r.conn));
   return Status::OK();
 }
 

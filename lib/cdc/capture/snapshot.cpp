@@ -395,6 +395,7 @@ class CopyWorker {
   }
 
   pg::Connection& conn() { return *conn_; }
+  std::unique_ptr<pg::Connection> TakeConn() { return std::move(conn_); }
 
  private:
   std::unique_ptr<pg::Connection> conn_;
@@ -557,6 +558,10 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   ++m->transactions;
   m->last_commit_time_us = ts;
   m->snapshot_running = false;
+  // The stream's lookups take this connection rather than open one (a
+  // backend's start, 10-20 ms, as the stream begins). Best effort.
+  if (finisher->Exec("RESET ALL").ok())
+    res.conn = workers.empty() ? std::move(conn) : workers[0]->TakeConn();
   if (!o.quiet)
     LogInfo("initial snapshot copied " + std::to_string(res.rows) +
             " rows of " + std::to_string(tables.size()) + " tables");

@@ -163,6 +163,10 @@ struct SnapshotResult {
   Lsn server_lsn = 0;    // pg_current_wal_flush_lsn() once copied
   uint64_t rows = 0;
   uint64_t events = 0;
+  // A snapshot connection, out of its transaction and its settings reset,
+  // for the catalog lookups of the stream (TypeLookup::Adopt); null if
+  // stopped.
+  std::unique_ptr<pg::Connection> conn;
 };
 
 // Copies the tables over a second (plain) connection, or over

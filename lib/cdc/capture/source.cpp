@@ -316,6 +316,10 @@ void TypeLookup::Connect() {
   if (c.ok()) conn_ = std::move(c).value();
 }
 
+void TypeLookup::Adopt(std::unique_ptr<pg::Connection> conn) {
+  if (conn_ == nullptr) conn_ = std::move(conn);
+}
+
 Result<pg::PgResult> TypeLookup::Query(const std::string& sql,
                                        const std::vector<std::string>& params) {
   // A connection kept from earlier may have died with a restart of the

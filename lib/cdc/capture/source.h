@@ -52,8 +52,10 @@ Status DropSource(const Options& opts);
 // Loads domains' base types and arrays of non-built-in element types.
 Status LoadTypeCatalog(pg::Connection& conn, pg::TypeCatalog* catalog);
 
-// Catalog lookups while streaming, on a plain connection opened on first
-// use: they see the catalog as it is now, not as it was at the change.
+// Catalog lookups while streaming, on a plain connection opened before
+// streaming (Connect) or kept from the initial snapshot (Adopt), else on
+// first use: they see the catalog as it is now, not as it was at the
+// change.
 class TypeLookup {
  public:
   explicit TypeLookup(std::string dsn) : dsn_(std::move(dsn)) {}
@@ -62,6 +64,9 @@ class TypeLookup {
   // 20 ms on a busy 2-core machine, held against every transaction behind
   // it. Best effort: a lookup connects again if this failed.
   void Connect();
+  // Keeps `conn` (a plain connection to the same server, idle) as the
+  // lookups' connection, unless one is open already.
+  void Adopt(std::unique_ptr<pg::Connection> conn);
   // Looks one type up (a Type message named a type created after we
   // connected). NotFound if it no longer exists (dropped since).
   Status Lookup(uint32_t oid, pg::TypeCatalog* catalog);
