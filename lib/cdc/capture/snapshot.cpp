@@ -119,50 +119,32 @@ Result<std::unique_ptr<pg::Connection>> ConnectInSnapshot(
   return conn;
 }
 
-// With --snapshot-jobs N, the N-1 connections beyond the first, opened side
-// by side in threads of their own while the first lists the tables; the
-// destructor waits for them. Opened one after another, after the listing,
-// they started copying 70-110 ms after the first on two cores (each new
-// backend competing with the copy under way), and the tables then finished
-// as unevenly.
-class ExtraConnections {
- public:
-  ExtraConnections(const Options& o, const SnapshotInput& in, size_t n)
-      : conns_(n), errors_(n) {
-    for (size_t i = 0; i < n; ++i)
-      threads_.emplace_back([this, &o, &in, i] {
-        auto c = ConnectInSnapshot(o, in);
-        if (c.ok()) {
-          conns_[i] = std::move(c).value();
-        } else {
-          errors_[i] = c.status().Annotate(
-              "snapshot connection " + std::to_string(i + 2) + " of " +
-              std::to_string(conns_.size() + 1) + " (--snapshot-jobs)");
-        }
-      });
-  }
-  ~ExtraConnections() { Join(); }
-
-  // Waits for the connections; then hands over the first `n`, closing the
-  // rest, or returns the first connection's error.
-  Result<std::vector<std::unique_ptr<pg::Connection>>> Take(size_t n) {
-    Join();
-    for (size_t i = 0; i < n && i < errors_.size(); ++i)
-      CDC_RETURN_IF_ERROR(errors_[i]);
-    conns_.resize(std::min(n, conns_.size()));
-    return std::move(conns_);
-  }
-
- private:
-  void Join() {
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-  }
-
-  std::vector<std::unique_ptr<pg::Connection>> conns_;
-  std::vector<Status> errors_;
-  std::vector<std::thread> threads_;
-};
+// With --snapshot-jobs, the `jobs` - 1 connections beyond the first,
+// opened side by side, each in a thread of its own, before
+// any copy starts. Opened by each worker as it started, they began copying
+// 70-110 ms after the first worker on two cores (each new backend competing
+// with the copy under way), and the tables finished as unevenly.
+Result<std::vector<std::unique_ptr<pg::Connection>>> ConnectOthers(
+    const Options& o, const SnapshotInput& in, size_t jobs) {
+  const size_t n = jobs - 1;
+  std::vector<std::unique_ptr<pg::Connection>> conns(n);
+  std::vector<Status> errors(n);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      auto c = ConnectInSnapshot(o, in);
+      if (c.ok()) {
+        conns[i] = std::move(c).value();
+      } else {
+        errors[i] = c.status().Annotate(
+            "snapshot connection " + std::to_string(i + 2) +
+            " (--snapshot-jobs " + std::to_string(o.snapshot_jobs) + ")");
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const Status& e : errors) CDC_RETURN_IF_ERROR(e);
+  return conns;
+}
 
 // Copies tables over one connection inside the snapshot: a table's schema
 // event with its first row, then one op r event per row, tagged first and
@@ -410,13 +392,11 @@ class CopyWorker {
 Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
                                            const SnapshotInput& in,
                                            log::LogWriter& w, Metrics* m) {
-  ExtraConnections extra(o, in,
-                         static_cast<size_t>(std::max(o.snapshot_jobs, 1) - 1));
   auto connected = ConnectInSnapshot(o, in);
   if (!connected.ok() && o.snapshot_jobs > 1)
-    return connected.status().Annotate("snapshot connection 1 of " +
-                                       std::to_string(o.snapshot_jobs) +
-                                       " (--snapshot-jobs)");
+    return connected.status().Annotate(
+        "snapshot connection 1 (--snapshot-jobs " +
+        std::to_string(o.snapshot_jobs) + ")");
   CDC_ASSIGN_OR_RETURN(auto conn, std::move(connected));
   CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
                        ListTables(*conn, o.publication));
@@ -447,7 +427,6 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   pg::Connection* finisher = conn.get();  // reads the end and commits
   std::vector<std::unique_ptr<CopyWorker>> workers;
   if (jobs == 1) {
-    (void)extra.Take(0);  // fewer tables than jobs: close the others
     TableCopier copier(*conn, in, in.server_text, ts);
     const Status stop = Status::Busy("stop requested");
     for (size_t ti = 0; ti < tables.size() && !stopped; ++ti) {
@@ -476,7 +455,7 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
     }
   } else {
     // The first worker takes the connection that listed the tables.
-    CDC_ASSIGN_OR_RETURN(auto others, extra.Take(jobs - 1));
+    CDC_ASSIGN_OR_RETURN(auto others, ConnectOthers(o, in, jobs));
     workers.push_back(std::make_unique<CopyWorker>(std::move(conn), in, ts));
     for (auto& c : others)
       workers.push_back(std::make_unique<CopyWorker>(std::move(c), in, ts));
