@@ -111,19 +111,25 @@ Status ImportSnapshot(pg::Connection& conn, const std::string& name) {
   return Status::OK();
 }
 
-// A new connection with its transaction in the slot's exported snapshot.
+// Job `job`'s connection (from 1), with its transaction in the slot's
+// exported snapshot. With --snapshot-jobs, an error names the job.
 Result<std::unique_ptr<pg::Connection>> ConnectInSnapshot(
-    const Options& o, const SnapshotInput& in) {
-  CDC_ASSIGN_OR_RETURN(auto conn, pg::Connection::Connect(o.dsn, false));
-  CDC_RETURN_IF_ERROR(ImportSnapshot(*conn, in.snapshot_name));
-  return conn;
+    const Options& o, const SnapshotInput& in, size_t job) {
+  auto conn = pg::Connection::Connect(o.dsn, false);
+  Status s =
+      conn.ok() ? ImportSnapshot(**conn, in.snapshot_name) : conn.status();
+  if (s.ok()) return conn;
+  if (o.snapshot_jobs <= 1) return s;
+  return s.Annotate("snapshot connection " + std::to_string(job) +
+                    " (--snapshot-jobs " + std::to_string(o.snapshot_jobs) +
+                    ")");
 }
 
-// With --snapshot-jobs, the `jobs` - 1 connections beyond the first,
-// opened side by side, each in a thread of its own, before
-// any copy starts. Opened by each worker as it started, they began copying
-// 70-110 ms after the first worker on two cores (each new backend competing
-// with the copy under way), and the tables finished as unevenly.
+// With --snapshot-jobs, the connections of jobs 2 to `jobs`, opened side by
+// side, each in a thread of its own, before any copy starts. Opened by
+// each worker as it started, they began copying 70-190 ms after the first
+// worker on two cores (each new backend competing with the copy under
+// way), and the tables finished as unevenly.
 Result<std::vector<std::unique_ptr<pg::Connection>>> ConnectOthers(
     const Options& o, const SnapshotInput& in, size_t jobs) {
   const size_t n = jobs - 1;
@@ -132,13 +138,11 @@ Result<std::vector<std::unique_ptr<pg::Connection>>> ConnectOthers(
   std::vector<std::thread> threads;
   for (size_t i = 0; i < n; ++i)
     threads.emplace_back([&, i] {
-      auto c = ConnectInSnapshot(o, in);
+      auto c = ConnectInSnapshot(o, in, i + 2);
       if (c.ok()) {
         conns[i] = std::move(c).value();
       } else {
-        errors[i] = c.status().Annotate(
-            "snapshot connection " + std::to_string(i + 2) +
-            " (--snapshot-jobs " + std::to_string(o.snapshot_jobs) + ")");
+        errors[i] = c.status();
       }
     });
   for (std::thread& t : threads) t.join();
@@ -392,12 +396,7 @@ class CopyWorker {
 Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
                                            const SnapshotInput& in,
                                            log::LogWriter& w, Metrics* m) {
-  auto connected = ConnectInSnapshot(o, in);
-  if (!connected.ok() && o.snapshot_jobs > 1)
-    return connected.status().Annotate(
-        "snapshot connection 1 (--snapshot-jobs " +
-        std::to_string(o.snapshot_jobs) + ")");
-  CDC_ASSIGN_OR_RETURN(auto conn, std::move(connected));
+  CDC_ASSIGN_OR_RETURN(auto conn, ConnectInSnapshot(o, in, 1));
   CDC_ASSIGN_OR_RETURN(std::vector<Table> tables,
                        ListTables(*conn, o.publication));
   uint64_t estimate = 0;
