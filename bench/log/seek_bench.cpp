@@ -1,7 +1,8 @@
 // bench/log: how long a seek takes as the log grows.
 //
 //   cdc-bench-seek --bin build/tools [--dir /tmp] [--gb 1,10,40] [--runs 5]
-//                  [--json bench/results/seek.json] [--keep]
+//                  [--json bench/results/seek.json] [--keep] [--repeat]
+//                  [--reuse]
 //
 // Grows one log (default 64 MiB segments, retention off) to each size in
 // --gb in turn, of events in 100-event transactions whose 300-byte payload
@@ -15,6 +16,15 @@
 // libraries loaded again, so only the log comes from disk. `--from earliest` is
 // the floor (starting the process and opening the log). Prints a table, writes
 // JSON.
+//
+// --repeat: every transaction carries the same 100 event lines (those of
+// the first), so the frames' compressed bytes repeat and a filesystem that
+// compresses (btrfs with compress-force=zstd) can hold a log larger than
+// its disk. Seqs, commit LSNs, times, frame headers and seal records stay
+// distinct, and they are all a seek reads; the free-space check is skipped.
+//
+// --reuse: measure the log a run with --keep (and the same --repeat) left
+// in DIR, growing it only where it is smaller than a size asked for.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +53,8 @@ struct Args {
   std::vector<double> gb = {1, 10, 40};
   int runs = 5;
   bool keep = false;
+  bool repeat = false;
+  bool reuse = false;
 };
 
 void Check(const cdc::Status& s) {
@@ -67,13 +79,15 @@ int64_t TimeOf(uint64_t txn) {
 
 // Appends transactions to the log at `dir` until its segments hold
 // `bytes`; returns the number of transactions now in it.
-uint64_t GrowTo(const std::string& dir, uint64_t bytes, uint64_t txns) {
+uint64_t GrowTo(const std::string& dir, uint64_t bytes, bool repeat) {
   auto w = cdc::log::LogWriter::Open(dir, cdc::log::WriterOptions{});
   Check(w.status());
+  uint64_t txns = ((*w)->next_seq() - 1) / kPerTxn;
   std::mt19937_64 rng(txns + 1);
   static constexpr char kAlpha[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string payload(300, 'x'), line;
+  std::vector<std::string> first;  // --repeat: the lines of transaction 1
   const std::string segs = dir + "/segments";
   auto on_disk = [&] {
     uint64_t n = 0;
@@ -86,6 +100,10 @@ uint64_t GrowTo(const std::string& dir, uint64_t bytes, uint64_t txns) {
     for (int k = 0; k < 2000; ++k) {  // ~60 MB of raw events between checks
       const uint64_t t = ++txns;
       for (uint64_t i = 0; i < kPerTxn; ++i) {
+        if (repeat && first.size() == kPerTxn) {
+          Check((*w)->Append(first[i]));
+          continue;
+        }
         const uint64_t seq = (t - 1) * kPerTxn + i + 1;
         for (size_t j = 0; j < payload.size(); j += 8) {
           uint64_t r = rng();
@@ -101,6 +119,7 @@ uint64_t GrowTo(const std::string& dir, uint64_t bytes, uint64_t txns) {
                "},\"before\":null,\"after\":{\"id\":" + std::to_string(seq) +
                ",\"data\":\"" + payload + "\"}}";
         Check((*w)->Append(line));
+        if (repeat) first.push_back(line);
       }
       Check((*w)->Commit(LsnOf(t), TimeOf(t), t));
     }
@@ -151,8 +170,8 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--keep") {
-      a.keep = true;
+    if (k == "--keep" || k == "--repeat" || k == "--reuse") {
+      (k == "--keep" ? a.keep : k == "--repeat" ? a.repeat : a.reuse) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -203,21 +222,23 @@ int main(int argc, char** argv) {
   const std::string dir = a.dir + "/cdc-bench-seek";
   // The log is real bytes on disk: refuse a size that would fill it.
   const double free_gb = std::filesystem::space(a.dir).available / 1e9;
-  if (a.gb.empty() || a.gb.back() > free_gb - 2) {
+  if (a.gb.empty() || (!a.repeat && a.gb.back() > free_gb - 2)) {
     fprintf(stderr,
             "cdc-bench-seek: --gb %.1f does not fit in %s (%.1f GB free, 2 GB "
             "kept spare)\n",
             a.gb.empty() ? 0 : a.gb.back(), a.dir.c_str(), free_gb);
     return 1;
   }
-  std::filesystem::remove_all(dir);
-  Check(cdc::log::CreateLog(dir, std::nullopt).status());
+  if (!a.reuse || !std::filesystem::exists(dir + "/segments")) {
+    std::filesystem::remove_all(dir);
+    Check(cdc::log::CreateLog(dir, std::nullopt).status());
+  }
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   uint64_t txns = 0;
   printf("%8s %9s %-22s %10s %10s %10s %s\n", "log GB", "segments", "seek",
          "warm ms", "cold ms", "target", "met");
   for (double gb : a.gb) {
-    txns = GrowTo(dir, static_cast<uint64_t>(gb * 1e9), txns);
+    txns = GrowTo(dir, static_cast<uint64_t>(gb * 1e9), a.repeat);
     size_t segments = 0;
     uint64_t bytes = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir + "/segments"))
@@ -287,6 +308,7 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json j;
   j["events_per_txn"] = kPerTxn;
   j["payload_bytes"] = 300;
+  j["repeat"] = a.repeat;
   j["results"] = out;
   const auto parent = std::filesystem::path(a.json).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);

@@ -337,6 +337,98 @@ TEST_CASE("LSN and time seeks bisect the segments: O(log segments) records",
   CHECK(st.code() == Code::kCorruption);
 }
 
+TEST_CASE(
+    "the reader's scan for transaction ends runs a window ahead, not to the "
+    "end of the segment",
+    "[log][reader]") {
+  test::TempDir dir;
+  REQUIRE(OpenOrCreateLog(dir.path()).ok());
+  // 2,000 frames of one 4 KiB event each (random letters: about 2.6 KiB
+  // compressed): one segment five times the window.
+  constexpr uint64_t kTxns = 2000;
+  {
+    auto w = LogWriter::Open(dir.path(), {});
+    REQUIRE(w.ok());
+    uint64_t x = 88172645463325252ull;
+    for (uint64_t t = 1; t <= kTxns; ++t) {
+      std::string pad(4096, 'a');
+      for (char& c : pad) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        c = static_cast<char>('a' + x % 26);
+      }
+      REQUIRE((*w)->Append("{\"id\":" + std::to_string(t) + ",\"pad\":\"" +
+                           pad + "\"}")
+                  .ok());
+      REQUIRE(
+          (*w)->Commit(t * 16, 1764402062000000 + static_cast<int64_t>(t), t)
+              .ok());
+      REQUIRE((*w)->RequestWrite().ok());  // one frame per transaction
+    }
+    REQUIRE((*w)->Sync().ok());
+  }
+  auto segs = ListSegmentFiles(dir.path());
+  REQUIRE(segs.ok());
+  REQUIRE(segs->size() == 1);
+  REQUIRE(std::filesystem::file_size(segs->front().path) >
+          3 * LogReader::kScanAhead);
+
+  // The first event costs the window's headers, not the segment's.
+  auto r = LogReader::Open(dir.path());
+  REQUIRE(r.ok());
+  Batch b;
+  auto got = (*r)->Next(&b);
+  REQUIRE(got.ok());
+  REQUIRE(*got);
+  CHECK(b.header.first_seq == 1);
+  CHECK((*r)->frame_headers_scanned() < kTxns / 4);
+  // Reading on scans each header once and returns every event.
+  uint64_t events = b.header.event_count;
+  while (true) {
+    got = (*r)->Next(&b);
+    REQUIRE(got.ok());
+    if (!*got) break;
+    events += b.header.event_count;
+  }
+  CHECK(events == kTxns);
+  // Each header once, and the end of the file looked at (twice, at most).
+  CHECK((*r)->frame_headers_scanned() >= kTxns);
+  CHECK((*r)->frame_headers_scanned() <= kTxns + 2);
+
+  // Damage beyond the first window is still reported where it is: every
+  // event before it is returned, then the reader fails.
+  uint64_t off = 0, k = 0;
+  {
+    auto f = SegmentFile::Open(segs->front().path);
+    REQUIRE(f.ok());
+    auto size = f->Size();
+    REQUIRE(size.ok());
+    for (; k < 1600; ++k) {
+      auto at = f->ReadHeader(off, *size);
+      REQUIRE(at.ok());
+      REQUIRE(at->status == FrameStatus::kOk);
+      off += at->header.frame_size();
+    }
+  }
+  REQUIRE(off > 2 * LogReader::kScanAhead);
+  test::FlipByte(segs->front().path, off + 1);  // frame 1,601's magic
+  r = LogReader::Open(dir.path());
+  REQUIRE(r.ok());
+  events = 0;
+  Status end;
+  while (true) {
+    auto more = (*r)->Next(&b);
+    if (!more.ok()) {
+      end = more.status();
+      break;
+    }
+    if (!*more) break;
+    events += b.header.event_count;
+  }
+  CHECK(events == k);
+  CHECK(end.code() == Code::kCorruption);
+  CHECK_THAT(end.message(), Catch::Contains("seq " + std::to_string(k + 1)));
+}
+
 }  // namespace cdc::log
 
 namespace cdc::log {

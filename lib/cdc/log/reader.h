@@ -108,6 +108,11 @@ class LogReader {
   // Seal records read by seeks so far: O(log segments) per LSN or time
   // seek, which is what keeps a seek in a 100 GB log fast.
   uint64_t seal_records_read() const { return seal_records_read_; }
+  // Frame headers the reader's scan for transaction ends has read: it runs
+  // a window (kScanAhead) ahead of the events returned, so the first event
+  // of a 64 MiB segment does not wait for all of its headers.
+  uint64_t frame_headers_scanned() const { return frame_headers_scanned_; }
+  static constexpr uint64_t kScanAhead = 1u << 20;
 
  private:
   explicit LogReader(std::string dir) : dir_(std::move(dir)) {}
@@ -115,6 +120,8 @@ class LogReader {
   // Opens `base_seq` listed a moment ago; a file gone since is Expired when
   // retention removed it (the log now starts later), else Corruption.
   Status OpenListedSegment(uint64_t base_seq);
+  // SeekSeq within a listing already made (SeekEarliest's).
+  Status SeekSeqIn(const std::vector<SegmentInfo>& segs, uint64_t seq);
   Status ExtendCommitted();
   // All that is committed in this segment has been returned: moves to the
   // next segment (kMoved), finds more here (kMore), or finds the end of
@@ -161,9 +168,11 @@ class LogReader {
   uint64_t next_seq_ = 0;   // seq of the frame at offset_
   uint64_t skip_to_ = 0;    // events below this seq are not returned
   // Why the header scan stopped at scan_: kEnd (the end of the file),
-  // kTorn (a frame runs past it) or kBadHeader (stop_detail_ says why).
+  // kTorn (a frame runs past it), kBadHeader (stop_detail_ says why) or
+  // kOk (a window ahead of offset_ was scanned; the rest is not yet).
   FrameStatus stop_ = FrameStatus::kEnd;
-  uint64_t seal_records_read_ = 0;  // by seeks, for seal_records_read()
+  uint64_t seal_records_read_ = 0;      // by seeks, for seal_records_read()
+  uint64_t frame_headers_scanned_ = 0;  // by ExtendCommitted
   std::string stop_detail_;
   bool stop_fatal_ = false;  // never a torn write (a valid frame, wrong seq)
 
