@@ -43,15 +43,15 @@ TEST_CASE("COPY binary rows decode to the text output form", "[pg]") {
   REQUIRE(r.Next(row1, &row, &got).ok());
   REQUIRE(got);
   REQUIRE(row.size() == 10);
-  CHECK(row[0].value == "-9223372036854775808");
-  CHECK(row[1].value == "-1");
-  CHECK(row[2].value == "-32768");
-  CHECK(row[3].value == "4294967295");
-  CHECK(row[4].value == "t");
-  CHECK(row[5].value == "a\tb\n\\c\xc3\xa9");  // no escapes in binary
-  CHECK(row[6].value == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
-  CHECK(row[7].value == "{\"a\": [1, null]}");
-  CHECK(row[8].value == "ab  ");  // bpchar keeps its padding
+  CHECK(row[0].text() == "-9223372036854775808");
+  CHECK(row[1].text() == "-1");
+  CHECK(row[2].text() == "-32768");
+  CHECK(row[3].text() == "4294967295");
+  CHECK(row[4].text() == "t");
+  CHECK(row[5].text() == "a\tb\n\\c\xc3\xa9");  // no escapes in binary
+  CHECK(row[6].text() == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+  CHECK(row[7].text() == "{\"a\": [1, null]}");
+  CHECK(row[8].text() == "ab  ");  // bpchar keeps its padding
   CHECK(row[9].kind == K::kNull);
   for (size_t i = 0; i < 9; ++i) CHECK(row[i].kind == K::kText);
   // The next row reuses the buffers; an empty text is not NULL.
@@ -61,13 +61,13 @@ TEST_CASE("COPY binary rows decode to the text output form", "[pg]") {
                      Field("\1null") + Field("") + Field("{}");
   REQUIRE(r.Next(row2, &row, &got).ok());
   REQUIRE(got);
-  CHECK(row[0].value == "42");
-  CHECK(row[4].value == "f");
+  CHECK(row[0].text() == "42");
+  CHECK(row[4].text() == "f");
   CHECK(row[5].kind == K::kText);
-  CHECK(row[5].value.empty());
+  CHECK(row[5].text().empty());
   CHECK(row[6].kind == K::kNull);
-  CHECK(row[7].value == "null");
-  CHECK(row[9].value == "{}");
+  CHECK(row[7].text() == "null");
+  CHECK(row[9].text() == "{}");
   CHECK(r.Finish().message() == "COPY binary data ends early");
   REQUIRE(r.Next(kTrailer, &row, &got).ok());
   CHECK_FALSE(got);

@@ -21,10 +21,10 @@ const std::string kHead =
     R"({"lsn":"0/1634F28","xid":750,"ts":"2026-11-29T07:41:02.123456Z")";
 
 TupleColumn T(std::string v) {
-  return {TupleColumn::Kind::kText, std::move(v)};
+  return {TupleColumn::Kind::kText, std::move(v), {}};
 }
-TupleColumn N() { return {TupleColumn::Kind::kNull, {}}; }
-TupleColumn U() { return {TupleColumn::Kind::kUnchangedToast, {}}; }
+TupleColumn N() { return {TupleColumn::Kind::kNull, {}, {}}; }
+TupleColumn U() { return {TupleColumn::Kind::kUnchangedToast, {}, {}}; }
 
 // public.orders (id int4 key, status text, total numeric, doc text); under
 // REPLICA IDENTITY FULL every column is flagged as key.
@@ -130,7 +130,7 @@ TEST_CASE("insert: key from the new row, after the row", "[pg]") {
                             R"("doc":null}})");
   // A relation without identity columns has a null key; binary values
   // are base64.
-  f.Ok(Insert{kItems, {{TupleColumn::Kind::kBinary, "\xff"}}});
+  f.Ok(Insert{kItems, {{TupleColumn::Kind::kBinary, "\xff", {}}}});
   CHECK(f.Only() == kHead +
                         R"(,"op":"c","schema":"shop","table":"items",)"
                         R"("key":null,"before":null,"after":{"name":"/w=="}})");

@@ -80,7 +80,8 @@ class PgChunkSource : public ChunkSource {
     p->Chunk::rows = p->rows.size();
     if (!p->rows.empty()) {
       std::vector<std::string> k;
-      for (size_t col : key_.columns) k.push_back(p->rows.back()[col].value);
+      for (size_t col : key_.columns)
+        k.push_back(std::string(p->rows.back()[col].text()));
       p->last_key = std::move(k);
     }
     return std::unique_ptr<Chunk>(std::move(p));

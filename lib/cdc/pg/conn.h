@@ -136,8 +136,12 @@ class Connection {
   // stays usable); otherwise the server's error, if the copy failed.
   Status CopyOut(const std::string& sql,
                  const std::function<Status(std::string_view row)>& on_row);
+  // CopyOut reads the socket itself, into a buffer of its own, rather than
+  // through libpq: the connection has no TLS or GSS encryption.
+  bool ReadsCopyItself() const;
   // Lets each later read from the socket take up to about `bytes` (a bulk
-  // COPY then costs the kernel one read per ~`bytes`, not per 16 KiB).
+  // COPY then costs the kernel one read per ~`bytes`, not per 16 KiB);
+  // nothing to do when ReadsCopyItself().
   // libpq reads into its input buffer, which starts at 16 KiB, grows to
   // hold the largest message received and never shrinks; so the server is
   // asked for one reply of that size. Costs one round trip and `bytes` of

@@ -189,12 +189,19 @@ Status CopyBinaryReader::Next(std::string_view msg, TupleData* row,
     if (len == -1) {
       c.kind = TupleColumn::Kind::kNull;
       c.value.clear();
+      c.view = {};
       continue;
     }
     if (len < 0 || static_cast<size_t>(len) > msg.size())
       return Status::BadInput("COPY binary row is cut short");
     c.kind = TupleColumn::Kind::kText;
-    CDC_RETURN_IF_ERROR(Decode(types_[i], msg.substr(0, len), &c.value));
+    const std::string_view v = msg.substr(0, static_cast<size_t>(len));
+    if (DecodingOf(types_[i]) == Decoding::kVerbatim) {
+      c.view = v.data() != nullptr ? v : std::string_view("", 0);
+    } else {
+      c.view = {};
+      CDC_RETURN_IF_ERROR(Decode(types_[i], v, &c.value));
+    }
     msg.remove_prefix(static_cast<size_t>(len));
   }
   if (!msg.empty())

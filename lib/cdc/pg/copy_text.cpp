@@ -88,7 +88,9 @@ Status ParseCopyTextRow(std::string_view line, size_t columns, TupleData* row) {
     if (f == "\\N") {
       c.kind = TupleColumn::Kind::kNull;
       c.value.clear();
+      c.view = {};
     } else {
+      c.view = {};
       c.kind = TupleColumn::Kind::kText;
       CDC_RETURN_IF_ERROR(Unescape(f, &c.value));
     }

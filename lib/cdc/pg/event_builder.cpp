@@ -82,11 +82,11 @@ void ReserveFor(const Relation& rel, const TupleData& key,
   for (size_t i = 0; i < rel.columns.size(); ++i) {
     const size_t name = rel.columns[i].name.size() + 8;
     if (rel.columns[i].is_key() && i < key.size())
-      n += name + key[i].value.size();
+      n += name + key[i].text().size();
     if (before != nullptr && i < before->size())
-      n += name + (*before)[i].value.size();
+      n += name + (*before)[i].text().size();
     if (after != nullptr && i < after->size())
-      n += name + (*after)[i].value.size();
+      n += name + (*after)[i].text().size();
   }
   line->reserve(n);
 }
@@ -198,7 +198,7 @@ Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
                                   std::string_view section, std::string* out) {
   switch (col.kind) {
     case TupleColumn::Kind::kText: {
-      Status s = AppendTextValue(rel.columns[i].type_oid, col.value, catalog_,
+      Status s = AppendTextValue(rel.columns[i].type_oid, col.text(), catalog_,
                                  out, &value_nulls_);
       if (!s.ok()) {
         return s.Annotate("column \"" + rel.columns[i].name + "\" of " +
@@ -216,7 +216,7 @@ Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
       return s;
     }
     case TupleColumn::Kind::kBinary:
-      AppendBinaryValue(col.value, out);
+      AppendBinaryValue(col.text(), out);
       return Status::OK();
     case TupleColumn::Kind::kNull:
     case TupleColumn::Kind::kUnchangedToast:

@@ -35,9 +35,18 @@ struct TupleColumn {
   };
   Kind kind = Kind::kNull;
   std::string value;  // only for kText and kBinary
+  // Set instead of `value` by a decoder whose value lies verbatim in the
+  // message it decodes (CopyBinaryReader: text, varchar, json...): valid
+  // while that message is. Copying a 256-byte text value row by row cost
+  // a seventh of capture's CPU in an initial snapshot.
+  std::string_view view;
 
   bool has_value() const {
     return kind == Kind::kText || kind == Kind::kBinary;
+  }
+  // The value's bytes, wherever they lie.
+  std::string_view text() const {
+    return view.data() != nullptr ? view : std::string_view(value);
   }
 };
 using TupleData = std::vector<TupleColumn>;
