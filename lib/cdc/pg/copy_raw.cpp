@@ -93,13 +93,15 @@ class MessageReader {
   // Makes at least `need` bytes from start_ available.
   Status Fill(size_t need) {
     if (end_ - start_ >= need) return Status::OK();
-    if (buf_.size() - start_ < need) {
-      // Only the part of one message is moved to the front.
+    // What is left is part of one message: moved to the front, it is
+    // little to copy, and the reads that follow take a whole buffer each
+    // rather than what is left at its end.
+    if (start_ > 0) {
       std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
       end_ -= start_;
       start_ = 0;
-      if (buf_.size() < need) buf_.resize(need);
     }
+    if (buf_.size() < need) buf_.resize(need);
     while (end_ - start_ < need) {
       const ssize_t n = recv(fd_, buf_.data() + end_, buf_.size() - end_, 0);
       if (n > 0) {
