@@ -156,6 +156,26 @@ TEST_CASE("events nested 100,000 deep in a stored log are printed, not parsed",
   CHECK(out.size() == deep.size() + 21);  // {"seq":1, ... ,"last":true}\n
 }
 
+TEST_CASE("a segment name past 2^64 is no segment, not a wrapped seq",
+          "[log][hostile]") {
+  test::TempDir dir;
+  test::WriteTxns(dir.path(), 1, 3, 2, {});
+  const std::string segs = dir.path() + "/segments/";
+  // 2^64 + 1 and 2^64 - 1 + 10^19: wrapped, seq 1 and a huge one.
+  for (const char* n : {"18446744073709551617.seg", "99999999999999999999.seg"})
+    std::ofstream(segs + n) << "planted";
+  auto listed = ListSegmentFiles(dir.path());
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK(listed->front().base_seq == 1);
+  // The largest name that fits is still read as a seq.
+  std::ofstream(segs + "18446744073709551615.seg") << "planted";
+  listed = ListSegmentFiles(dir.path());
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 2);
+  CHECK(listed->back().base_seq == UINT64_MAX);
+}
+
 TEST_CASE("the writer lock never follows a planted symlink", "[log][hostile]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");

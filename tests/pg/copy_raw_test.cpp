@@ -22,9 +22,11 @@ std::string Msg(char type, const std::string& body) {
   return w.data();
 }
 
-std::string ErrorBody(const std::string& code, const std::string& message) {
-  return std::string("SERROR\0VERROR\0C", 15) + code + '\0' + "M" + message +
-         '\0' + '\0';
+std::string ErrorBody(const std::string& code, const std::string& message,
+                      const std::string& severity = "ERROR",
+                      const std::string& more = "") {
+  return "S" + severity + '\0' + "V" + severity + '\0' + "C" + code + '\0' +
+         "M" + message + '\0' + more + '\0';
 }
 
 const std::string kCopyOut = Msg('H', std::string("\1\0\2\0\1\0\1", 7));
@@ -139,21 +141,48 @@ TEST_CASE(
     Got g;
     const Status st = Run(s, &g);
     CHECK(st.code() == Code::kConfig);
-    CHECK(st.message() == "COPY failed: relation \"t\" does not exist");
+    CHECK(st.message() == "COPY failed: ERROR: relation \"t\" does not exist");
     CHECK_FALSE(g.broken);
     CHECK(g.rows.empty());
   }
-  SECTION("an error mid-copy (the server shutting down) is unavailable") {
-    FakeServer s(kCopyOut + Msg('d', "1\n") +
-                     Msg('E', ErrorBody("57P01", "terminating connection")) +
-                     kReady,
-                 5);
+  SECTION("an error mid-copy, with its detail and hint, is unavailable") {
+    FakeServer s(
+        kCopyOut + Msg('d', "1\n") +
+            Msg('E', ErrorBody("57014", "canceling statement", "ERROR",
+                               std::string("Dthe detail\0Ha hint\0", 22))) +
+            kReady,
+        5);
     Got g;
     const Status st = Run(s, &g);
     CHECK(st.code() == Code::kUnavailable);
-    CHECK(st.message() == "COPY failed: terminating connection");
+    CHECK(st.message() ==
+          "COPY failed: ERROR: canceling statement DETAIL: the detail HINT: "
+          "a hint");
     CHECK(g.rows.size() == 1);
     CHECK_FALSE(g.broken);
+  }
+  SECTION("a FATAL, then the connection closed: the server's words") {
+    FakeServer s(kCopyOut + Msg('d', "1\n") +
+                     Msg('E', ErrorBody("57P01",
+                                        "terminating connection due to "
+                                        "administrator command",
+                                        "FATAL")),
+                 5, /*close=*/true);
+    Got g;
+    const Status st = Run(s, &g);
+    CHECK(st.code() == Code::kUnavailable);
+    CHECK(st.message() ==
+          "COPY failed: FATAL: terminating connection due to administrator "
+          "command");
+    CHECK(g.broken);
+  }
+  SECTION("the caller's error, then the connection closed: the caller's") {
+    FakeServer s(kCopyOut + Msg('d', "1\n") + Msg('d', "2\n"), 4,
+                 /*close=*/true);
+    Got g;
+    const Status st = Run(s, &g, 256u << 10, Status::BadInput("row 2 is bad"));
+    CHECK(st.message() == "row 2 is bad");
+    CHECK(g.broken);
   }
   SECTION("the caller's error cancels once, and the rest is drained") {
     FakeServer s(

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,11 @@ bool ParseSegmentName(const std::string& file, uint64_t* seq) {
   uint64_t v = 0;
   for (size_t i = 0; i < kSeqDigits; ++i) {
     if (file[i] < '0' || file[i] > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(file[i] - '0');
+    const auto d = static_cast<uint64_t>(file[i] - '0');
+    // Twenty digits reach past 2^64: such a name is no segment's, and
+    // must not wrap onto one (18446744073709551617 would be seq 1).
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
   }
   *seq = v;
   return v > 0;

@@ -127,7 +127,7 @@ class MessageReader {
 // An ErrorResponse's or NoticeResponse's fields: one type byte and a
 // NUL-terminated value each, ended by a NUL.
 struct Fields {
-  std::string severity, code, message;
+  std::string severity, code, message, detail, hint;
 };
 
 Fields ParseFields(std::string_view body) {
@@ -142,6 +142,8 @@ Fields ParseFields(std::string_view body) {
     if (t == 'V') nonlocalized = v;
     if (t == 'C') f.code = v;
     if (t == 'M') f.message = v;
+    if (t == 'D') f.detail = v;
+    if (t == 'H') f.hint = v;
     if (nul == std::string_view::npos) break;
     body.remove_prefix(nul + 1);
   }
@@ -170,7 +172,10 @@ Status RawCopyOut(int fd, const std::string& sql,
   for (;;) {
     char type = 0;
     std::string_view body;
-    CDC_RETURN_IF_ERROR(in.Next(&type, &body));
+    Status read = in.Next(&type, &body);
+    // A server that fails the copy and closes (a FATAL on termination or
+    // shutdown) is reported in its own words, as is a row's error.
+    if (!read.ok()) return failed.ok() ? read : failed;
     switch (type) {
       case 'd':  // CopyData: one row
         if (!copying)
@@ -192,10 +197,14 @@ Status RawCopyOut(int fd, const std::string& sql,
       case 'E': {  // ErrorResponse: the copy failed; ReadyForQuery follows
         copying = false;
         const Fields f = ParseFields(body);
+        // As libpq words it: "ERROR:  text\nDETAIL:  ...\nHINT:  ...".
+        std::string text = f.severity + ": " + f.message;
+        if (!f.detail.empty()) text += " DETAIL: " + f.detail;
+        if (!f.hint.empty()) text += " HINT: " + f.hint;
         if (failed.ok())
           failed = ClassifySqlState(
-              f.code.c_str(), Status::Unavailable("COPY failed: " +
-                                                  OneLine(f.message.c_str())));
+              f.code.c_str(),
+              Status::Unavailable("COPY failed: " + OneLine(text.c_str())));
         break;
       }
       case 'N': {  // NoticeResponse

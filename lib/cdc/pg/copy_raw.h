@@ -6,8 +6,17 @@
 // read to the end (libpq read the last ReadyForQuery and the server sends
 // nothing unasked), the same exchange can be read straight from the socket
 // into one buffer, each row handed out where it lies. The exchange ends,
-// as libpq's would, at the server's ReadyForQuery, so libpq finds the
-// connection as it left it.
+// as libpq's would, at the server's ReadyForQuery, and libpq's next query
+// runs as after any other. What libpq last recorded of the session stays
+// as it was before the copy: the transaction status (a failed copy in a
+// transaction block leaves the server's in error while libpq's says "in
+// transaction"; callers treat both alike) and the parameters the server
+// reports (ParameterStatus during the copy, e.g. after a configuration
+// reload, is not passed on). Only a COPY TO STDOUT may be sent this way:
+// the replies of another statement are taken for a broken connection.
+// Should part of a message the server sent unasked (a notice) already sit
+// in libpq's buffer, the reader meets the rest as nonsense and fails the
+// copy, never mistaking it for rows.
 #pragma once
 
 #include <functional>
