@@ -14,6 +14,12 @@
 namespace cdc::pg {
 namespace {
 
+// A string literal's bytes, embedded NULs included (not its final NUL).
+template <size_t N>
+std::string Bytes(const char (&s)[N]) {
+  return std::string(s, N - 1);
+}
+
 // A protocol message: the type, then the length (counting itself) and the
 // body, as the server frames it.
 std::string Msg(char type, const std::string& body) {
@@ -29,8 +35,8 @@ std::string ErrorBody(const std::string& code, const std::string& message,
          "M" + message + '\0' + more + '\0';
 }
 
-const std::string kCopyOut = Msg('H', std::string("\1\0\2\0\1\0\1", 7));
-const std::string kDone = Msg('c', "") + Msg('C', std::string("COPY 2\0", 7));
+const std::string kCopyOut = Msg('H', Bytes("\1\0\2\0\1\0\1"));
+const std::string kDone = Msg('c', "") + Msg('C', Bytes("COPY 2\0"));
 const std::string kReady = Msg('Z', "T");
 
 // Plays the server on one end of a socket pair: reads the query (into
@@ -107,12 +113,10 @@ Status Run(FakeServer& s, Got* g, size_t buffer = 256u << 10,
 TEST_CASE("a raw COPY sends one Query and hands out each CopyData in order",
           "[pg][copy_raw]") {
   const std::string big(100000, 'x');  // larger than the buffer below
-  const std::string reply = Msg('S', std::string("a\0b\0", 4)) + kCopyOut +
-                            Msg('d', "1\tone\n") +
-                            Msg('N', std::string("SWARNING\0VWARNING\0Mlook "
-                                                 "out\0\0",
-                                                 27)) +
-                            Msg('d', big) + Msg('d', "") + kDone + kReady;
+  const std::string reply =
+      Msg('S', Bytes("a\0b\0")) + kCopyOut + Msg('d', "1\tone\n") +
+      Msg('N', Bytes("SWARNING\0VWARNING\0Mlook out\0\0")) + Msg('d', big) +
+      Msg('d', "") + kDone + kReady;
   for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, reply.size()}) {
     INFO("written " << piece << " bytes at a time");
     FakeServer s(reply, piece);
@@ -126,7 +130,7 @@ TEST_CASE("a raw COPY sends one Query and hands out each CopyData in order",
     CHECK(g.rows[2].empty());
     CHECK(g.notices == std::vector<std::string>{"WARNING: look out"});
     CHECK(g.cancels == 0);
-    CHECK(s.query == Msg('Q', std::string("COPY t TO STDOUT\0", 17)));
+    CHECK(s.query == Msg('Q', Bytes("COPY t TO STDOUT\0")));
   }
 }
 
@@ -146,12 +150,11 @@ TEST_CASE(
     CHECK(g.rows.empty());
   }
   SECTION("an error mid-copy, with its detail and hint, is unavailable") {
-    FakeServer s(
-        kCopyOut + Msg('d', "1\n") +
-            Msg('E', ErrorBody("57014", "canceling statement", "ERROR",
-                               std::string("Dthe detail\0Ha hint\0", 22))) +
-            kReady,
-        5);
+    FakeServer s(kCopyOut + Msg('d', "1\n") +
+                     Msg('E', ErrorBody("57014", "canceling statement", "ERROR",
+                                        Bytes("Dthe detail\0Ha hint\0"))) +
+                     kReady,
+                 5);
     Got g;
     const Status st = Run(s, &g);
     CHECK(st.code() == Code::kUnavailable);
@@ -208,8 +211,8 @@ TEST_CASE(
     std::string reply;
     const char* says;
   };
-  std::string bad_len = kCopyOut + "d" + std::string("\0\0\0\2", 4);
-  std::string huge_len = kCopyOut + "d" + std::string("\x80\0\0\0", 4);
+  std::string bad_len = kCopyOut + "d" + Bytes("\0\0\0\2");
+  std::string huge_len = kCopyOut + "d" + Bytes("\x80\0\0\0");
   const std::vector<Case> cases = {
       {"the connection closed before any reply", "",
        "closed the connection unexpectedly"},
