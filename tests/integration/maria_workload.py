@@ -72,8 +72,11 @@ def txn(i):
 while not client(SETUP):
     time.sleep(0.2)
 done = 0
-alters = {txns // 3: "ALTER TABLE shop.items ADD COLUMN extra INT DEFAULT 7;",
-          2 * txns // 3: "ALTER TABLE shop.items DROP COLUMN extra;"}
+# IF [NOT] EXISTS: a batch cut by a restart after its ALTER (DDL commits at
+# once) is retried whole, and the ALTER must not fail the second time.
+alters = {txns // 3:
+          "ALTER TABLE shop.items ADD COLUMN IF NOT EXISTS extra INT DEFAULT 7;",
+          2 * txns // 3: "ALTER TABLE shop.items DROP COLUMN IF EXISTS extra;"}
 while done < txns:
     batch = []
     for i in range(done, min(done + 50, txns)):
