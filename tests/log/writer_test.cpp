@@ -486,4 +486,67 @@ TEST_CASE("an EIO from fdatasync is never lost to an overlapping sync",
   CHECK((*w)->durable_lsn() == 16);
 }
 
+TEST_CASE(
+    "a follower that scanned the frames of a transaction the writer then "
+    "aborted reads what the writer wrote in their place",
+    "[log][reader]") {
+  test::TempDir dir;
+  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
+  WriterOptions opts;
+  opts.frame_bytes = 256;
+  opts.write_buffer_bytes = 512;
+  auto w = LogWriter::Open(dir.path(), opts);
+  REQUIRE(w.ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+  REQUIRE((*w)->Commit(16, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  auto r = LogReader::Open(dir.path());
+  REQUIRE(r.ok());
+  Batch b;
+  auto got = (*r)->Next(&b);
+  REQUIRE(got.ok());
+  REQUIRE(*got);
+  // A large transaction whose frames reach the file; the follower scans
+  // them (no transaction end, so it returns nothing of it).
+  for (int i = 0; i < 100; ++i)
+    REQUIRE((*w)->Append(test::EventLine(2, i, 64)).ok());
+  auto segs = ListSegmentFiles(dir.path());
+  REQUIRE(segs.ok());
+  const auto committed = std::filesystem::file_size(segs->back().path);
+  auto before = committed;
+  for (int i = 0; i < 2000 && before < committed + 2048; ++i) {
+    REQUIRE((*w)->RequestWrite().ok());  // the writer's thread writes them
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    before = std::filesystem::file_size(segs->back().path);
+  }
+  REQUIRE(before >= committed + 2048);
+  got = (*r)->Next(&b);
+  REQUIRE(got.ok());
+  CHECK_FALSE(*got);
+  CHECK((*r)->frame_headers_scanned() > 2);
+  // The writer aborts it (cutting its frames from the file) and writes two
+  // transactions of other sizes where they were.
+  REQUIRE((*w)->Abort().ok());
+  REQUIRE(std::filesystem::file_size(segs->back().path) < before);
+  for (uint64_t x = 3; x <= 4; ++x) {
+    for (int i = 0; i < 7; ++i)
+      REQUIRE((*w)->Append(test::EventLine(x, i, 8 + 40 * i)).ok());
+    REQUIRE((*w)->Commit(16 * x, 0, x).ok());
+  }
+  REQUIRE((*w)->Sync().ok());
+  std::vector<std::string> lines;
+  for (;;) {
+    got = (*r)->Next(&b);
+    REQUIRE(got.ok());
+    if (!*got) break;
+    CHECK(b.header.first_seq == 2 + lines.size());
+    b.ForEach([&](uint64_t, std::string_view line, bool) {
+      lines.emplace_back(line);
+    });
+  }
+  REQUIRE(lines.size() == 14);
+  CHECK_THAT(lines.front(), Catch::Contains("\"xid\":3,"));
+  CHECK_THAT(lines.back(), Catch::Contains("\"xid\":4,"));
+}
+
 }  // namespace cdc::log

@@ -25,7 +25,7 @@ Status LogReader::OpenSegment(uint64_t base_seq) {
   base_seq_ = base_seq;
   seg_name_ = "segments/" + name;
   offset_ = committed_ = scan_ = 0;
-  scan_seq_ = next_seq_ = base_seq;
+  scan_seq_ = next_seq_ = committed_seq_ = base_seq;
   group_.clear();
   group_next_ = 0;
   stop_ = FrameStatus::kEnd;
@@ -108,6 +108,20 @@ Status LogReader::ExtendCommitted() {
   // --from earliest -n 1`'s time in a 100 GB log), and one that stops after
   // a few events never needed them.
   CDC_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  if (scan_ > committed_) {
+    // Frames past committed_ belong to a transaction still open, and the
+    // writer cuts them from the file if it aborts it (capture does on a
+    // reconnect), then writes other frames there. Headers scanned before
+    // are trusted only while the last of them is still in place.
+    CDC_ASSIGN_OR_RETURN(FrameAt last, file_->ReadHeader(scan_last_, size));
+    if (last.status != FrameStatus::kOk ||
+        last.header.checksum != scan_last_header_.checksum ||
+        last.header.first_seq != scan_last_header_.first_seq ||
+        last.header.payload_len != scan_last_header_.payload_len) {
+      scan_ = committed_;
+      scan_seq_ = committed_seq_;
+    }
+  }
   for (;;) {
     if (committed_ > offset_ && scan_ - offset_ >= kScanAhead) {
       stop_ = FrameStatus::kOk;  // more may follow; not yet looked at
@@ -126,9 +140,14 @@ Status LogReader::ExtendCommitted() {
       stop_fatal_ = true;
       return Status::OK();
     }
+    scan_last_ = scan_;
+    scan_last_header_ = at.header;
     scan_ += at.header.frame_size();
     scan_seq_ = at.header.end_seq();
-    if (at.header.txn_end()) committed_ = scan_;
+    if (at.header.txn_end()) {
+      committed_ = scan_;
+      committed_seq_ = scan_seq_;
+    }
   }
 }
 
@@ -371,7 +390,7 @@ Status LogReader::SeekSeqIn(const std::vector<SegmentInfo>& segs,
     next_seq_ = at.header.end_seq();
   }
   committed_ = scan_ = offset_;
-  scan_seq_ = next_seq_;
+  committed_seq_ = scan_seq_ = next_seq_;
   skip_to_ = seq;
   return Status::OK();
 }
@@ -484,7 +503,7 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
       if (!at.header.txn_end()) continue;
       if (key_of_header(at.header) >= target) {
         offset_ = committed_ = scan_ = txn_start;
-        next_seq_ = scan_seq_ = skip_to_ = txn_seq;
+        next_seq_ = committed_seq_ = scan_seq_ = skip_to_ = txn_seq;
         // In a grouped frame: its first transaction that is late enough
         // (the frame's checksum is checked when Next() reads it).
         if (at.header.grouped() && txn_start == frame_off) {
@@ -509,7 +528,7 @@ Status LogReader::SeekCommit(Key key_of_seal, Key key_of_header,
     if (newest) {
       // Nothing that late yet: wait at the end of what is committed.
       offset_ = committed_ = scan_ = txn_start;
-      next_seq_ = scan_seq_ = skip_to_ = txn_seq;
+      next_seq_ = committed_seq_ = scan_seq_ = skip_to_ = txn_seq;
     }
   }
   return Status::OK();

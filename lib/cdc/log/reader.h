@@ -161,12 +161,15 @@ class LogReader {
   uint64_t base_seq_ = 0;
   std::string seg_name_;
   std::optional<SegmentFile> file_;
-  uint64_t offset_ = 0;     // next frame to return
-  uint64_t committed_ = 0;  // frames below this end complete transactions
-  uint64_t scan_ = 0;       // header scan position (>= committed_)
-  uint64_t scan_seq_ = 0;   // seq expected at scan_
-  uint64_t next_seq_ = 0;   // seq of the frame at offset_
-  uint64_t skip_to_ = 0;    // events below this seq are not returned
+  uint64_t offset_ = 0;           // next frame to return
+  uint64_t committed_ = 0;        // frames below this end complete transactions
+  uint64_t scan_ = 0;             // header scan position (>= committed_)
+  uint64_t scan_seq_ = 0;         // seq expected at scan_
+  uint64_t committed_seq_ = 0;    // seq at committed_
+  uint64_t scan_last_ = 0;        // the last frame scanned (when scan_ >
+  FrameHeader scan_last_header_;  // committed_) and its header
+  uint64_t next_seq_ = 0;         // seq of the frame at offset_
+  uint64_t skip_to_ = 0;          // events below this seq are not returned
   // Why the header scan stopped at scan_: kEnd (the end of the file),
   // kTorn (a frame runs past it), kBadHeader (stop_detail_ says why) or
   // kOk (a window ahead of offset_ was scanned; the rest is not yet).
