@@ -26,6 +26,7 @@ Status LogReader::OpenSegment(uint64_t base_seq) {
   seg_name_ = "segments/" + name;
   offset_ = committed_ = scan_ = 0;
   scan_seq_ = next_seq_ = committed_seq_ = base_seq;
+  ahead_len_ = 0;
   group_.clear();
   group_next_ = 0;
   stop_ = FrameStatus::kEnd;
@@ -101,6 +102,21 @@ Status LogReader::CorruptAt(uint64_t off, uint64_t first_seq,
       DescribeCorruption(seg_name_, off, first_seq, last_seq, what));
 }
 
+Result<std::string_view> LogReader::Ahead(uint64_t off, uint64_t n,
+                                          uint64_t size) {
+  if (off >= size) return std::string_view();
+  n = std::min(n, size - off);
+  if (off >= ahead_off_ && off + n <= ahead_off_ + ahead_len_)
+    return std::string_view(ahead_).substr(off - ahead_off_, n);
+  const uint64_t want = std::max(n, std::min<uint64_t>(kReadAhead, size - off));
+  if (ahead_.size() < want) ahead_.resize(want);
+  CDC_ASSIGN_OR_RETURN(ahead_len_, PreadUpTo(file_->fd(), ahead_.data(), want,
+                                             off, file_->path()));
+  ahead_off_ = off;
+  ++blocks_read_;
+  return std::string_view(ahead_).substr(0, std::min(n, ahead_len_));
+}
+
 Status LogReader::ExtendCommitted() {
   // The scan runs ahead of the reader by a window, not to the end of the
   // segment: a reader that starts in a 64 MiB segment otherwise walks its
@@ -122,12 +138,17 @@ Status LogReader::ExtendCommitted() {
       scan_seq_ = committed_seq_;
     }
   }
+  // For the same reason, bytes read ahead past committed_ are read again.
+  if (ahead_off_ + ahead_len_ > committed_)
+    ahead_len_ = ahead_off_ >= committed_ ? 0 : committed_ - ahead_off_;
   for (;;) {
     if (committed_ > offset_ && scan_ - offset_ >= kScanAhead) {
       stop_ = FrameStatus::kOk;  // more may follow; not yet looked at
       return Status::OK();
     }
-    CDC_ASSIGN_OR_RETURN(FrameAt at, file_->ReadHeader(scan_, size));
+    CDC_ASSIGN_OR_RETURN(std::string_view bytes,
+                         Ahead(scan_, kFrameHeaderSize, size));
+    FrameAt at = SegmentFile::HeaderFrom(bytes, scan_, size);
     ++frame_headers_scanned_;
     stop_ = at.status;
     stop_detail_ = at.detail;
@@ -294,8 +315,15 @@ Result<bool> LogReader::Next(Batch* b) {
   for (;;) {
     if (NextOfGroup(b)) return true;
     if (offset_ < committed_) {
-      CDC_ASSIGN_OR_RETURN(FrameAt at,
-                           file_->ReadFrame(offset_, committed_, &payload_));
+      CDC_ASSIGN_OR_RETURN(std::string_view head,
+                           Ahead(offset_, kFrameHeaderSize, committed_));
+      FrameAt at = SegmentFile::HeaderFrom(head, offset_, committed_);
+      std::string_view frame, payload;
+      if (at.status == FrameStatus::kOk) {
+        CDC_ASSIGN_OR_RETURN(
+            frame, Ahead(offset_, at.header.frame_size(), committed_));
+        at = SegmentFile::FrameFrom(frame, offset_, committed_, &payload);
+      }
       if (at.status != FrameStatus::kOk)
         return CorruptAt(offset_, next_seq_,
                          at.detail.empty() ? "truncated frame" : at.detail);
@@ -308,14 +336,17 @@ Result<bool> LogReader::Next(Batch* b) {
       // small frames that usually follow (the caller is done with it).
       if (raw_.capacity() > (4u << 20)) std::string().swap(raw_);
       if (ends_.capacity() > (1u << 20)) std::vector<uint32_t>().swap(ends_);
-      Status s = codec_.Decompress(h, payload_, &raw_);
+      Status s = codec_.Decompress(h, payload, &raw_);
       if (s.ok() && h.grouped()) {
-        std::string bad_table = DecodeTxnTable(
-            std::string_view(payload_).substr(0, h.table_len), h, &group_);
+        std::string bad_table =
+            DecodeTxnTable(payload.substr(0, h.table_len), h, &group_);
         if (!bad_table.empty()) s = Status::Corruption(bad_table);
       }
       // The compressed form of a large frame is not kept for the next one.
-      if (payload_.capacity() > (4u << 20)) std::string().swap(payload_);
+      if (ahead_.size() > (4u << 20)) {
+        std::string().swap(ahead_);
+        ahead_len_ = 0;
+      }
       if (!s.ok()) {
         group_.clear();
         return CorruptAt(off, h.first_seq, s.message());

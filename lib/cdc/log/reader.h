@@ -112,7 +112,10 @@ class LogReader {
   // a window (kScanAhead) ahead of the events returned, so the first event
   // of a 64 MiB segment does not wait for all of its headers.
   uint64_t frame_headers_scanned() const { return frame_headers_scanned_; }
+  // Reads of segment bytes by Next() (blocks of kReadAhead or a frame).
+  uint64_t blocks_read() const { return blocks_read_; }
   static constexpr uint64_t kScanAhead = 1u << 20;
+  static constexpr uint64_t kReadAhead = 128u << 10;
 
  private:
   explicit LogReader(std::string dir) : dir_(std::move(dir)) {}
@@ -123,6 +126,11 @@ class LogReader {
   // SeekSeq within a listing already made (SeekEarliest's).
   Status SeekSeqIn(const std::vector<SegmentInfo>& segs, uint64_t seq);
   Status ExtendCommitted();
+  // Up to `n` bytes of the segment at `off`, as many as it holds below
+  // `size`, from a block read ahead (kReadAhead, or the frame if larger):
+  // frames are read a block at a time, not with a pread per header and
+  // one per payload. Valid until the next call.
+  Result<std::string_view> Ahead(uint64_t off, uint64_t n, uint64_t size);
   // All that is committed in this segment has been returned: moves to the
   // next segment (kMoved), finds more here (kMore), or finds the end of
   // the log (kEnd); or fails when the log cannot be followed further.
@@ -146,7 +154,9 @@ class LogReader {
 
   std::string dir_;
   Codec codec_;
-  std::string payload_;
+  std::string ahead_;  // bytes of the segment from ahead_off_, ahead_len_ of
+  uint64_t ahead_off_ = 0;  // them read (never past committed_ across
+  uint64_t ahead_len_ = 0;  // ExtendCommitted calls)
 
   // The lines of the frame last read, and where each ends (Batch::ends).
   std::string raw_;
@@ -176,6 +186,7 @@ class LogReader {
   FrameStatus stop_ = FrameStatus::kEnd;
   uint64_t seal_records_read_ = 0;      // by seeks, for seal_records_read()
   uint64_t frame_headers_scanned_ = 0;  // by ExtendCommitted
+  uint64_t blocks_read_ = 0;            // by Ahead
   std::string stop_detail_;
   bool stop_fatal_ = false;  // never a torn write (a valid frame, wrong seq)
 

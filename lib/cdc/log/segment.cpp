@@ -266,24 +266,18 @@ Result<uint64_t> SegmentFile::Size() const {
   return static_cast<uint64_t>(end);
 }
 
-Result<FrameAt> SegmentFile::ReadHeader(uint64_t off, uint64_t size) const {
+FrameAt SegmentFile::HeaderFrom(std::string_view bytes, uint64_t off,
+                                uint64_t size) {
   FrameAt at;
   if (off >= size) {
     at.status = FrameStatus::kEnd;
     return at;
   }
-  if (size - off < kFrameHeaderSize) {
+  if (size - off < kFrameHeaderSize || bytes.size() < kFrameHeaderSize) {
     at.status = FrameStatus::kTorn;
     return at;
   }
-  char buf[kFrameHeaderSize];
-  CDC_ASSIGN_OR_RETURN(size_t n,
-                       PreadUpTo(fd_.fd(), buf, sizeof buf, off, path_));
-  if (n < kFrameHeaderSize) {
-    at.status = FrameStatus::kTorn;
-    return at;
-  }
-  HeaderState hs = DecodeHeader(buf, &at.header);
+  HeaderState hs = DecodeHeader(bytes.data(), &at.header);
   if (hs != HeaderState::kOk) {
     at.status = FrameStatus::kBadHeader;
     at.detail = DescribeHeaderState(hs, at.header);
@@ -292,6 +286,31 @@ Result<FrameAt> SegmentFile::ReadHeader(uint64_t off, uint64_t size) const {
   at.status = off + at.header.frame_size() > size ? FrameStatus::kTorn
                                                   : FrameStatus::kOk;
   return at;
+}
+
+FrameAt SegmentFile::FrameFrom(std::string_view frame, uint64_t off,
+                               uint64_t size, std::string_view* payload) {
+  FrameAt at = HeaderFrom(frame, off, size);
+  if (at.status != FrameStatus::kOk) return at;
+  if (frame.size() < at.header.frame_size()) {
+    at.status = FrameStatus::kTorn;  // the file shrank under us
+    return at;
+  }
+  *payload = frame.substr(kFrameHeaderSize, at.header.payload_len);
+  if (!Codec::ChecksumOk(frame.data(), *payload, at.header.checksum)) {
+    at.status = FrameStatus::kBadChecksum;
+    at.detail = "checksum mismatch";
+  }
+  return at;
+}
+
+Result<FrameAt> SegmentFile::ReadHeader(uint64_t off, uint64_t size) const {
+  char buf[kFrameHeaderSize];
+  size_t n = 0;
+  if (off < size && size - off >= kFrameHeaderSize) {
+    CDC_ASSIGN_OR_RETURN(n, PreadUpTo(fd_.fd(), buf, sizeof buf, off, path_));
+  }
+  return HeaderFrom(std::string_view(buf, n), off, size);
 }
 
 Result<FrameAt> SegmentFile::ReadFrame(uint64_t off, uint64_t size,

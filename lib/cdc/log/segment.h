@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cdc/base/fs.h"
@@ -97,6 +98,14 @@ class SegmentFile {
   // The whole frame at `off`: header and payload, checksum verified.
   Result<FrameAt> ReadFrame(uint64_t off, uint64_t size,
                             std::string* payload) const;
+  // What ReadHeader says of `bytes`, read at `off` (fewer than a header's
+  // when the file ended): for readers that read frames in larger blocks.
+  static FrameAt HeaderFrom(std::string_view bytes, uint64_t off,
+                            uint64_t size);
+  // What ReadFrame says of `frame`, all of the frame at `off` that the
+  // file holds below `size`; `*payload` points into it.
+  static FrameAt FrameFrom(std::string_view frame, uint64_t off, uint64_t size,
+                           std::string_view* payload);
   // The transaction table of grouped frame `h` at `off` (not checked
   // against the checksum: callers that act on it read the frame later).
   Status ReadTable(uint64_t off, const FrameHeader& h,
