@@ -28,7 +28,8 @@ rows.append(("nats R3\\nvs publish loop", nat["r3_ratio"], 0.7))
 rows.append(("backup create\\nvs cp -r + sync", bak["create_cp_sync_ratio"], 0.8))
 rows.append(("backup --no-sync\\nvs cp -r", bak["create_no_sync_cp_ratio"], 0.8))
 rows.append(("backup verify\\nvs sha256sum", bak["verify_ratio"], 0.9))
-rows.append(("snapshot\\nvs psql COPY", snap["ratio"], 0.7))
+rows.append(("snapshot 1 table\\nvs psql COPY", snap["ratio_1_table"], 0.85))
+rows.append(("snapshot 4 tables\\nvs 4 psql COPYs", snap["ratio_4_tables"], 0.85))
 if os.path.exists(os.path.join(d, "tail.json")):
     for r in load("tail")["results"]:
         if r["min_ratio"] > 0:
