@@ -17,6 +17,23 @@
 
 namespace cdc::log {
 
+// A writer of 256-byte frames and a 512-byte write buffer (so the frames
+// of a large transaction reach the file before it ends), with one
+// transaction of one event (xid 1, LSN 16) durable.
+static std::unique_ptr<LogWriter> SmallFramesAfterOneTxn(
+    const std::string& dir) {
+  REQUIRE(CreateLog(dir, std::nullopt).ok());
+  WriterOptions opts;
+  opts.frame_bytes = 256;
+  opts.write_buffer_bytes = 512;
+  auto w = LogWriter::Open(dir, opts);
+  REQUIRE(w.ok());
+  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
+  REQUIRE((*w)->Commit(16, 0, 1).ok());
+  REQUIRE((*w)->Sync().ok());
+  return std::move(w).value();
+}
+
 TEST_CASE("a second writer is refused while the first holds the lock",
           "[log][writer]") {
   test::TempDir dir;
@@ -37,21 +54,13 @@ TEST_CASE(
     "file",
     "[log][writer]") {
   test::TempDir dir;
-  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
-  WriterOptions opts;
-  opts.frame_bytes = 256;
-  opts.write_buffer_bytes = 512;
-  auto w = LogWriter::Open(dir.path(), opts);
-  REQUIRE(w.ok());
-  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
-  REQUIRE((*w)->Commit(16, 0, 1).ok());
-  REQUIRE((*w)->Sync().ok());
+  auto w = SmallFramesAfterOneTxn(dir.path());
   for (int i = 0; i < 100; ++i)
-    REQUIRE((*w)->Append(test::EventLine(2, i, 64)).ok());
-  REQUIRE((*w)->Abort().ok());
-  REQUIRE((*w)->Append(test::EventLine(3, 0)).ok());
-  REQUIRE((*w)->Commit(48, 0, 3).ok());
-  REQUIRE((*w)->Sync().ok());
+    REQUIRE(w->Append(test::EventLine(2, i, 64)).ok());
+  REQUIRE(w->Abort().ok());
+  REQUIRE(w->Append(test::EventLine(3, 0)).ok());
+  REQUIRE(w->Commit(48, 0, 3).ok());
+  REQUIRE(w->Sync().ok());
   auto got = test::ReadAll(dir.path());
   REQUIRE(got.seqs == std::vector<uint64_t>{1, 2});
   CHECK_THAT(got.lines[1], Catch::Contains("\"xid\":3,"));
@@ -497,15 +506,7 @@ TEST_CASE(
     "aborted reads what the writer wrote in their place",
     "[log][reader]") {
   test::TempDir dir;
-  REQUIRE(CreateLog(dir.path(), std::nullopt).ok());
-  WriterOptions opts;
-  opts.frame_bytes = 256;
-  opts.write_buffer_bytes = 512;
-  auto w = LogWriter::Open(dir.path(), opts);
-  REQUIRE(w.ok());
-  REQUIRE((*w)->Append(test::EventLine(1, 0)).ok());
-  REQUIRE((*w)->Commit(16, 0, 1).ok());
-  REQUIRE((*w)->Sync().ok());
+  auto w = SmallFramesAfterOneTxn(dir.path());
   auto r = LogReader::Open(dir.path());
   REQUIRE(r.ok());
   Batch b;
@@ -515,13 +516,13 @@ TEST_CASE(
   // A large transaction whose frames reach the file; the follower scans
   // them (no transaction end, so it returns nothing of it).
   for (int i = 0; i < 100; ++i)
-    REQUIRE((*w)->Append(test::EventLine(2, i, 64)).ok());
+    REQUIRE(w->Append(test::EventLine(2, i, 64)).ok());
   auto segs = ListSegmentFiles(dir.path());
   REQUIRE(segs.ok());
   const auto committed = std::filesystem::file_size(segs->back().path);
   auto before = committed;
   for (int i = 0; i < 2000 && before < committed + 2048; ++i) {
-    REQUIRE((*w)->RequestWrite().ok());  // the writer's thread writes them
+    REQUIRE(w->RequestWrite().ok());  // the writer's thread writes them
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     before = std::filesystem::file_size(segs->back().path);
   }
@@ -532,14 +533,14 @@ TEST_CASE(
   CHECK((*r)->frame_headers_scanned() > 2);
   // The writer aborts it (cutting its frames from the file) and writes two
   // transactions of other sizes where they were.
-  REQUIRE((*w)->Abort().ok());
+  REQUIRE(w->Abort().ok());
   REQUIRE(std::filesystem::file_size(segs->back().path) < before);
   for (uint64_t x = 3; x <= 4; ++x) {
     for (int i = 0; i < 7; ++i)
-      REQUIRE((*w)->Append(test::EventLine(x, i, 8 + 40 * i)).ok());
-    REQUIRE((*w)->Commit(16 * x, 0, x).ok());
+      REQUIRE(w->Append(test::EventLine(x, i, 8 + 40 * i)).ok());
+    REQUIRE(w->Commit(16 * x, 0, x).ok());
   }
-  REQUIRE((*w)->Sync().ok());
+  REQUIRE(w->Sync().ok());
   std::vector<std::string> lines;
   for (;;) {
     got = (*r)->Next(&b);
