@@ -154,9 +154,11 @@ class LogReader {
 
   std::string dir_;
   Codec codec_;
-  std::string ahead_;  // bytes of the segment from ahead_off_, ahead_len_ of
-  uint64_t ahead_off_ = 0;  // them read (never past committed_ across
-  uint64_t ahead_len_ = 0;  // ExtendCommitted calls)
+  // Bytes of the segment read ahead: ahead_len_ of them, from ahead_off_.
+  // Those past committed_ are dropped when a scan starts.
+  std::string ahead_;
+  uint64_t ahead_off_ = 0;
+  uint64_t ahead_len_ = 0;
 
   // The lines of the frame last read, and where each ends (Batch::ends).
   std::string raw_;
@@ -171,15 +173,17 @@ class LogReader {
   uint64_t base_seq_ = 0;
   std::string seg_name_;
   std::optional<SegmentFile> file_;
-  uint64_t offset_ = 0;           // next frame to return
-  uint64_t committed_ = 0;        // frames below this end complete transactions
-  uint64_t scan_ = 0;             // header scan position (>= committed_)
-  uint64_t scan_seq_ = 0;         // seq expected at scan_
-  uint64_t committed_seq_ = 0;    // seq at committed_
-  uint64_t scan_last_ = 0;        // the last frame scanned (when scan_ >
-  FrameHeader scan_last_header_;  // committed_) and its header
-  uint64_t next_seq_ = 0;         // seq of the frame at offset_
-  uint64_t skip_to_ = 0;          // events below this seq are not returned
+  uint64_t offset_ = 0;         // next frame to return
+  uint64_t committed_ = 0;      // frames below this end complete transactions
+  uint64_t scan_ = 0;           // header scan position (>= committed_)
+  uint64_t scan_seq_ = 0;       // seq expected at scan_
+  uint64_t committed_seq_ = 0;  // seq at committed_
+  // While scan_ > committed_: where the last frame scanned starts, and its
+  // header (ExtendCommitted checks it is still there).
+  uint64_t scan_last_ = 0;
+  FrameHeader scan_last_header_;
+  uint64_t next_seq_ = 0;  // seq of the frame at offset_
+  uint64_t skip_to_ = 0;   // events below this seq are not returned
   // Why the header scan stopped at scan_: kEnd (the end of the file),
   // kTorn (a frame runs past it), kBadHeader (stop_detail_ says why) or
   // kOk (a window ahead of offset_ was scanned; the rest is not yet).

@@ -266,6 +266,19 @@ Result<uint64_t> SegmentFile::Size() const {
   return static_cast<uint64_t>(end);
 }
 
+namespace {
+
+// A frame whose header `at` holds: its checksum over `header` (the bytes
+// read with the payload) and `payload`.
+void CheckPayload(const char* header, std::string_view payload, FrameAt* at) {
+  if (!Codec::ChecksumOk(header, payload, at->header.checksum)) {
+    at->status = FrameStatus::kBadChecksum;
+    at->detail = "checksum mismatch";
+  }
+}
+
+}  // namespace
+
 FrameAt SegmentFile::HeaderFrom(std::string_view bytes, uint64_t off,
                                 uint64_t size) {
   FrameAt at;
@@ -297,10 +310,7 @@ FrameAt SegmentFile::FrameFrom(std::string_view frame, uint64_t off,
     return at;
   }
   *payload = frame.substr(kFrameHeaderSize, at.header.payload_len);
-  if (!Codec::ChecksumOk(frame.data(), *payload, at.header.checksum)) {
-    at.status = FrameStatus::kBadChecksum;
-    at.detail = "checksum mismatch";
-  }
+  CheckPayload(frame.data(), *payload, &at);
   return at;
 }
 
@@ -328,10 +338,7 @@ Result<FrameAt> SegmentFile::ReadFrame(uint64_t off, uint64_t size,
     at.status = FrameStatus::kTorn;  // the file shrank under us
     return at;
   }
-  if (!Codec::ChecksumOk(hbuf, *payload, at.header.checksum)) {
-    at.status = FrameStatus::kBadChecksum;
-    at.detail = "checksum mismatch";
-  }
+  CheckPayload(hbuf, *payload, &at);
   return at;
 }
 
