@@ -22,7 +22,7 @@ before=$(cdc-tail --log "$L" | md5sum)
 [ "$(cdc-tail --log "$L" --from 5 -n 2 | head -1 | cut -c1-9)" = '{"seq":5,' ] || fail "--from 5"
 expect_exit 64 cdc-ack --log "$L" -c y --create 5
 expect_exit 64 cdc-log retain --log "$L" --retain-bytes 10Q
-grep -q '^cdc-log: invalid size "10Q" (units: k, M, G, T)$' "$T/err" || fail "bad size message"
+grep -q '^cdc-log: --retain-bytes: invalid size "10Q" (units: k, M, G, T)$' "$T/err" || fail "bad size message"
 ok "positions, --to, -n"
 
 # Malformed NDJSON: the bad line's transaction is rejected whole.

@@ -108,6 +108,22 @@ ok "one duration grammar (500ms, 1.5s, 5m, 2h, 7d, 2w) in every duration flag"
 cdc-log retain --log "$L" --max-age 1000d --max-bytes 1G --max-segments 100 --dry-run > /dev/null ||
   fail "cdc-log retain --max-*"
 expect_exit 64 cdc-log retain --log "$L" --max-age 1d --retain-age 2d
+grep -qx -- 'cdc-log: --max-age is the earlier name of --retain-age; give one of them' "$T/err" ||
+  fail "--max-age with --retain-age: $(cat "$T/err")"
+# Errors name the earlier flag as given; CLI11 has no name for a hidden one.
+for bad in "--max-age x|--max-age: invalid duration \"x\"" \
+           "--max-bytes -5|--max-bytes: invalid size \"-5\"" \
+           "--max-segments 0|--max-segments: value 0 out of range" \
+           "--max-age |--max-age must not be empty" \
+           "--retain-bytes 1Q|--retain-bytes: invalid size \"1Q\""; do
+  read -r flag value <<< "${bad%%|*}"
+  expect_exit 64 cdc-log retain --log "$L" "$flag" "$value"
+  grep -q -- "^cdc-log: ${bad#*|}" "$T/err" || fail "$flag '$value': $(cat "$T/err")"
+done
+expect_exit 64 cdc-capture --log "$T/cap" --dsn host=x --tables ''
+grep -qx -- 'cdc-capture: --tables must not be empty' "$T/err" || fail "--tables '': $(cat "$T/err")"
+cdc-log retain --help > "$T/help"
+! grep -q 'Excludes' "$T/help" || fail "retain --help lists hidden exclusions: $(cat "$T/help")"
 expect_exit 69 cdc-capture --log "$T/cap" --dsn "host=$T/nosock port=1" --reconnect-max 0 --tables a,b
 ! grep -qE -- '^cdc-capture\|--tables |^cdc-log retain\|--max-' "$T/used" ||
   fail "an earlier name is still shown in --help"

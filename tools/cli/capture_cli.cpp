@@ -171,10 +171,12 @@ int RunCli(int argc, char** argv) {
       ->default_str("10ms");
   app.add_option("--segment-size", f.segment_size, "Seal segments at SIZE")
       ->type_name("SIZE")
+      ->check(tools::SizeText())
       ->capture_default_str();
   app.add_option("--retain-bytes", f.retain_bytes,
                  "Retention: keep the log under SIZE")
-      ->type_name("SIZE");
+      ->type_name("SIZE")
+      ->check(tools::SizeText());
   app.add_option("--retain-age", f.retain_age,
                  "Retention: drop segments older than DURATION (e.g. 7d)")
       ->type_name("DURATION")
@@ -186,6 +188,7 @@ int RunCli(int argc, char** argv) {
   app.add_option("--min-free-disk", f.min_free,
                  "Pause reading while free disk is below SIZE")
       ->type_name("SIZE")
+      ->check(tools::SizeText())
       ->capture_default_str();
   app.add_option("--metrics-file", o.metrics_file,
                  "Write Prometheus metrics to FILE (textfile collector)")

@@ -56,6 +56,9 @@ Status CheckNoEmptyValues(const CLI::App& app) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size_max() == 0 || opt->count() == 0) continue;
     std::string name = opt->get_name();
+    // A hidden option (an earlier flag name) has no name for CLI11.
+    if (name.empty() && !opt->get_lnames().empty())
+      name = "--" + opt->get_lnames()[0];
     if (name.empty()) name = opt->get_name(true);
     for (const std::string& v : opt->results())
       if (v.empty()) return Status::Usage(name + " must not be empty");
@@ -225,14 +228,24 @@ CLI::Validator DurationFlag(double min, bool exclusive, DurationUnit bare) {
       "");
 }
 
-CLI::Validator DurationText() {
+namespace {
+
+// A check that `parse` accepts the text; its error is the message.
+template <typename Parse>
+CLI::Validator ParsedBy(Parse parse) {
   return CLI::Validator(
-      [](std::string& in) -> std::string {
-        auto us = ParseDuration(in);
-        return us.ok() ? std::string() : us.status().message();
+      [parse](std::string& in) -> std::string {
+        auto r = parse(in);
+        return r.ok() ? std::string() : r.status().message();
       },
       "");
 }
+
+}  // namespace
+
+CLI::Validator DurationText() { return ParsedBy(ParseDuration); }
+
+CLI::Validator SizeText() { return ParsedBy(ParseSize); }
 
 CLI::Validator CountFlag(uint64_t min, uint64_t max) {
   return CLI::Validator(

@@ -52,6 +52,10 @@ CLI::Validator DurationFlag(double min, bool exclusive = false,
 // them at parse time, so a bad one is refused as the other flags are.
 CLI::Validator DurationText();
 
+// Size flags (SIZE) kept as text and parsed with ParseSize later: checks
+// them at parse time, so that the error names the flag.
+CLI::Validator SizeText();
+
 // Flags that count (N): decimal digits only, in [min, max]. CLI11 reads
 // integers with strtoull(..., 0), which takes "0x10" as 16, "010" as 8,
 // " 5" as 5 and "-1" as the largest value. Give it to transform(), not

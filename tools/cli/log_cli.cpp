@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -147,8 +148,27 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
 struct RetainFlags {
   std::string max_bytes, max_age;
   uint64_t max_segments = 0;
+  // The earlier names, hidden from --help, read as the new ones.
+  std::string old_bytes, old_age, old_segments;
   bool dry_run = false;
 };
+
+// An earlier flag name given for `now` (checked as `now` is, but named as
+// given in errors); both names at once is a usage error. `set_old` and
+// `set_now` say which were given.
+Status TakeOldName(bool set_old, const char* old, const std::string& value,
+                   bool set_now, const char* now, const CLI::Validator& check,
+                   std::string* into) {
+  if (!set_old) return Status::OK();
+  if (set_now)
+    return Status::Usage(std::string(old) + " is the earlier name of " + now +
+                         "; give one of them");
+  std::string v = value;
+  std::string err = check(v);
+  if (!err.empty()) return Status::Usage(std::string(old) + ": " + err);
+  *into = v;
+  return Status::OK();
+}
 
 Status Retain(const std::string& dir, const RetainFlags& f, bool json) {
   log::RetentionPolicy p;
@@ -340,7 +360,8 @@ int RunCli(int argc, char** argv) {
   auto* rb = retain
                  ->add_option("--retain-bytes", rf.max_bytes,
                               "Keep the log under SIZE (e.g. 10G)")
-                 ->type_name("SIZE");
+                 ->type_name("SIZE")
+                 ->check(tools::SizeText());
   auto* ra =
       retain
           ->add_option("--retain-age", rf.max_age,
@@ -352,15 +373,11 @@ int RunCli(int argc, char** argv) {
                               "Keep at most N segments")
                  ->type_name("N")
                  ->transform(tools::CountFlag(1, UINT64_MAX));
-  retain->add_option("--max-bytes", rf.max_bytes)->group("")->excludes(rb);
-  retain->add_option("--max-age", rf.max_age)
-      ->group("")
-      ->excludes(ra)
-      ->check(tools::DurationText());
-  retain->add_option("--max-segments", rf.max_segments)
-      ->group("")
-      ->excludes(rs)
-      ->transform(tools::CountFlag(1, UINT64_MAX));
+  // Hidden options have no name for CLI11's messages (nor for the
+  // "Excludes:" of --help): they are checked after parsing instead.
+  auto* ob = retain->add_option("--max-bytes", rf.old_bytes)->group("");
+  auto* oa = retain->add_option("--max-age", rf.old_age)->group("");
+  auto* os = retain->add_option("--max-segments", rf.old_segments)->group("");
   retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
   retain->add_flag("--json", json, "One JSON object");
   auto* consumers =
@@ -376,7 +393,8 @@ int RunCli(int argc, char** argv) {
   import
       ->add_option("--segment-size", seg_size,
                    "Seal segments at about SIZE (default 64M)")
-      ->type_name("SIZE");
+      ->type_name("SIZE")
+      ->check(tools::SizeText());
   import
       ->add_option("--commit-delay", io.commit_delay_ms,
                    "Group commit window (default 10ms; a bare number is "
@@ -450,7 +468,20 @@ int RunCli(int argc, char** argv) {
   } else if (verify->parsed()) {
     s = Verify(dir, json, quiet);
   } else if (retain->parsed()) {
-    s = Retain(dir, rf, json);
+    std::string segments;
+    s = TakeOldName(ob->count() > 0, "--max-bytes", rf.old_bytes,
+                    rb->count() > 0, "--retain-bytes", tools::SizeText(),
+                    &rf.max_bytes);
+    if (s.ok())
+      s = TakeOldName(oa->count() > 0, "--max-age", rf.old_age, ra->count() > 0,
+                      "--retain-age", tools::DurationText(), &rf.max_age);
+    if (s.ok())
+      s = TakeOldName(os->count() > 0, "--max-segments", rf.old_segments,
+                      rs->count() > 0, "--retain-segments",
+                      tools::CountFlag(1, UINT64_MAX), &segments);
+    if (s.ok() && !segments.empty())
+      rf.max_segments = std::strtoull(segments.c_str(), nullptr, 10);
+    if (s.ok()) s = Retain(dir, rf, json);
   } else if (consumers->parsed()) {
     s = Consumers(dir, json);
   } else if (segments->parsed()) {

@@ -176,7 +176,8 @@ int RunCli(int argc, char** argv) {
   app.add_option("--max-bytes", o.max_bytes,
                  "Size limit of a stream cdc-nats creates; a full stream "
                  "refuses new events (exit 74)")
-      ->type_name("SIZE");
+      ->type_name("SIZE")
+      ->check(tools::SizeText());
   app.add_option("--log-id", o.log_id,
                  "With --stdin and no --log: the log id for Nats-Msg-Id")
       ->type_name("ID");
