@@ -289,7 +289,7 @@ print(f"oldest InnoDB transaction {max(ages)} s ({len(ages)} samples); "
       f"p99 {q(0.99):.0f} ms, max {lat[-1] * 1000:.0f} ms ({len(lat)} commits)")
 if max(ages) >= limit:
     oldest = max(samples, key=lambda l: int(l.split()[0]))
-    print("the oldest (age, state, id, user, host, command, state, time, statement): " + " | ".join(oldest.split("\t")))
+    print("the oldest (age, trx state, id, user, host, command, thread state, time, statement): " + " | ".join(oldest.split("\t")))
 sys.exit(max(ages) >= limit or lat[-1] >= 10)
 PY
 echo "# $(cat "$T/inc.out")"

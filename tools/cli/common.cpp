@@ -19,6 +19,14 @@
 
 namespace cdc::tools {
 
+std::string OptionName(const CLI::Option& opt) {
+  std::string name = opt.get_name();
+  // A hidden option (an earlier flag name) has no name for CLI11.
+  if (name.empty() && !opt.get_lnames().empty())
+    name = "--" + opt.get_lnames()[0];
+  return name;
+}
+
 namespace {
 
 // CLI11 reads a config file line by line with no limit: /dev/zero or a FIFO
@@ -55,10 +63,7 @@ Status CheckConfigFile(int argc, char** argv) {
 Status CheckNoEmptyValues(const CLI::App& app) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size_max() == 0 || opt->count() == 0) continue;
-    std::string name = opt->get_name();
-    // A hidden option (an earlier flag name) has no name for CLI11.
-    if (name.empty() && !opt->get_lnames().empty())
-      name = "--" + opt->get_lnames()[0];
+    std::string name = OptionName(*opt);
     if (name.empty()) name = opt->get_name(true);
     for (const std::string& v : opt->results())
       if (v.empty()) return Status::Usage(name + " must not be empty");

@@ -52,6 +52,9 @@ CLI::Validator DurationFlag(double min, bool exclusive = false,
 // them at parse time, so a bad one is refused as the other flags are.
 CLI::Validator DurationText();
 
+// The option's name as errors give it (--name), hidden options' too.
+std::string OptionName(const CLI::Option& opt);
+
 // Size flags (SIZE) kept as text and parsed with ParseSize later: checks
 // them at parse time, so that the error names the flag.
 CLI::Validator SizeText();

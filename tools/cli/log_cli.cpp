@@ -148,24 +148,21 @@ Status Verify(const std::string& dir, bool json, bool quiet) {
 struct RetainFlags {
   std::string max_bytes, max_age;
   uint64_t max_segments = 0;
-  // The earlier names, hidden from --help, read as the new ones.
-  std::string old_bytes, old_age, old_segments;
   bool dry_run = false;
 };
 
-// An earlier flag name given for `now` (checked as `now` is, but named as
-// given in errors); both names at once is a usage error. `set_old` and
-// `set_now` say which were given.
-Status TakeOldName(bool set_old, const char* old, const std::string& value,
-                   bool set_now, const char* now, const CLI::Validator& check,
-                   std::string* into) {
-  if (!set_old) return Status::OK();
-  if (set_now)
-    return Status::Usage(std::string(old) + " is the earlier name of " + now +
-                         "; give one of them");
-  std::string v = value;
+// An earlier, hidden flag name given for `now`: its value, checked as
+// `now`'s is but named as given in errors, goes to *into. Both names at
+// once is a usage error.
+Status TakeOldName(const CLI::Option& old, const CLI::Option& now,
+                   const CLI::Validator& check, std::string* into) {
+  if (old.count() == 0) return Status::OK();
+  if (now.count() > 0)
+    return Status::Usage(tools::OptionName(old) + " is the earlier name of " +
+                         tools::OptionName(now) + "; give one of them");
+  std::string v = old.results().back();
   std::string err = check(v);
-  if (!err.empty()) return Status::Usage(std::string(old) + ": " + err);
+  if (!err.empty()) return Status::Usage(tools::OptionName(old) + ": " + err);
   *into = v;
   return Status::OK();
 }
@@ -375,9 +372,9 @@ int RunCli(int argc, char** argv) {
                  ->transform(tools::CountFlag(1, UINT64_MAX));
   // Hidden options have no name for CLI11's messages (nor for the
   // "Excludes:" of --help): they are checked after parsing instead.
-  auto* ob = retain->add_option("--max-bytes", rf.old_bytes)->group("");
-  auto* oa = retain->add_option("--max-age", rf.old_age)->group("");
-  auto* os = retain->add_option("--max-segments", rf.old_segments)->group("");
+  auto* ob = retain->add_option("--max-bytes")->group("");
+  auto* oa = retain->add_option("--max-age")->group("");
+  auto* os = retain->add_option("--max-segments")->group("");
   retain->add_flag("--dry-run", rf.dry_run, "Show what would be removed");
   retain->add_flag("--json", json, "One JSON object");
   auto* consumers =
@@ -469,16 +466,10 @@ int RunCli(int argc, char** argv) {
     s = Verify(dir, json, quiet);
   } else if (retain->parsed()) {
     std::string segments;
-    s = TakeOldName(ob->count() > 0, "--max-bytes", rf.old_bytes,
-                    rb->count() > 0, "--retain-bytes", tools::SizeText(),
-                    &rf.max_bytes);
+    s = TakeOldName(*ob, *rb, tools::SizeText(), &rf.max_bytes);
+    if (s.ok()) s = TakeOldName(*oa, *ra, tools::DurationText(), &rf.max_age);
     if (s.ok())
-      s = TakeOldName(oa->count() > 0, "--max-age", rf.old_age, ra->count() > 0,
-                      "--retain-age", tools::DurationText(), &rf.max_age);
-    if (s.ok())
-      s = TakeOldName(os->count() > 0, "--max-segments", rf.old_segments,
-                      rs->count() > 0, "--retain-segments",
-                      tools::CountFlag(1, UINT64_MAX), &segments);
+      s = TakeOldName(*os, *rs, tools::CountFlag(1, UINT64_MAX), &segments);
     if (s.ok() && !segments.empty())
       rf.max_segments = std::strtoull(segments.c_str(), nullptr, 10);
     if (s.ok()) s = Retain(dir, rf, json);
