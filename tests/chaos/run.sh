@@ -241,7 +241,7 @@ for _ in $(seq 1200); do
   sleep 0.1
 done
 [ "$(acked_min)" = "$last" ] || {
-  cdc-log consumers --log "$L"; tail -3 "$T"/*.err; fail "the consumers did not catch up"; }
+  cdc-log consumers --log "$L"; tail -n 3 "$T"/*.err; fail "the consumers did not catch up"; }
 BACKUP_EVERY=0 backup
 touch "$T/stop"
 pkill -TERM -f "$T/log" 2>/dev/null || true
