@@ -167,4 +167,28 @@ TEST_CASE("a seq beyond what a cursor holds is no position",
         "9223372036854775807");
 }
 
+TEST_CASE("seq:N is the position N; nothing else follows seq:",
+          "[cli][flags][consume]") {
+  for (const char* v : {"1", "42", "9223372036854775807"}) {
+    INFO(v);
+    auto bare = consume::ParsePosition(v);
+    auto prefixed = consume::ParsePosition(std::string("seq:") + v);
+    REQUIRE(bare.ok());
+    REQUIRE(prefixed.ok());
+    CHECK(prefixed->kind == consume::Position::Kind::kSeq);
+    CHECK(prefixed->seq == bare->seq);
+  }
+  for (const char* v :
+       {"seq:", "seq:0", "seq:-5", "seq:+5", "seq:0x10", "seq: 5", "seq:5 ",
+        "seq:seq:5", "seq:latest", "seq:lsn:0/1", "SEQ:5"}) {
+    INFO(v);
+    auto bad = consume::ParsePosition(v);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().code() == Code::kUsage);
+  }
+  CHECK(consume::ParsePosition("seq:9223372036854775808").status().message() ==
+        "invalid position \"seq:9223372036854775808\": seqs go up to "
+        "9223372036854775807");
+}
+
 }  // namespace cdc::tools

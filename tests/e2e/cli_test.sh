@@ -20,10 +20,17 @@ before=$(cdc-tail --log "$L" | md5sum)
 [ "$(cdc-tail --log "$L" --to earliest | wc -l)" = 1 ] || fail "--to earliest"
 [ "$(timeout 10 cdc-tail --log "$L" -f --to 3 | wc -l)" = 3 ] || fail "-f --to 3 did not stop at seq 3"
 [ "$(cdc-tail --log "$L" --from 5 -n 2 | head -1 | cut -c1-9)" = '{"seq":5,' ] || fail "--from 5"
+[ "$(cdc-tail --log "$L" --from seq:5 --to seq:6 | cut -c1-9 | tr '\n' ' ')" = '{"seq":5, {"seq":6, ' ] ||
+  fail "--from seq:5 --to seq:6"
+cdc-ack --log "$L" -c sq --create --seek seq:7 2> "$T/err" || fail "--seek seq:7: $(cat "$T/err")"
+[ "$(cdc-tail --log "$L" -c sq -n 1 | cut -c1-9)" = '{"seq":7,' ] || fail "--seek seq:7 did not start at 7"
+expect_exit 64 cdc-tail --log "$L" --from seq:-2
+grep -q '^cdc-tail: invalid position "seq:-2" (use earliest, latest, now, SEQ or seq:SEQ, -N,' "$T/err" ||
+  fail "seq:-2: $(cat "$T/err")"
 expect_exit 64 cdc-ack --log "$L" -c y --create 5
 expect_exit 64 cdc-log retain --log "$L" --retain-bytes 10Q
 grep -q '^cdc-log: --retain-bytes: invalid size "10Q" (units: k, M, G, T)$' "$T/err" || fail "bad size message"
-ok "positions, --to, -n"
+ok "positions (seq:N too), --to, -n"
 
 # Malformed NDJSON: the bad line's transaction is rejected whole.
 gen_events 51 1 3 > "$T/g"

@@ -222,9 +222,10 @@ int RunCli(int argc, char** argv) {
                  "Ack every event up to and including SEQ. Without SEQ (and "
                  "no --seek/--create/--delete), read events from stdin.")
       ->type_name("SEQ");
-  app.add_option("--seek", o.seek,
-                 "Move the cursor so the next event is at "
-                 "earliest|latest|SEQ|lsn:X/Y|time:ISO (may move backward)")
+  app.add_option(
+         "--seek", o.seek,
+         "Move the cursor so the next event is at "
+         "earliest|latest|SEQ|seq:SEQ|lsn:X/Y|time:ISO (may move backward)")
       ->type_name("POS");
   app.add_option("--table", o.tables,
                  "With --create: store a selection of tables matching GLOB "

@@ -163,7 +163,7 @@ int RunCli(int argc, char** argv) {
       ->type_name("NAME");
   app.add_flag("-f,--follow", o.follow, "Wait for new events");
   app.add_option("--from", o.from,
-                 "Start at earliest|latest|SEQ|lsn:X/Y|time:ISO "
+                 "Start at earliest|latest|SEQ|seq:SEQ|lsn:X/Y|time:ISO "
                  "(default earliest)")
       ->type_name("POS");
   app.add_option("--to", o.to,

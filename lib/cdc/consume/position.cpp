@@ -10,8 +10,8 @@ Result<Position> ParsePosition(const std::string& t) {
   Position p;
   auto bad = [&] {
     return Status::Usage("invalid position \"" + t +
-                         "\" (use earliest, latest, now, SEQ, -N, lsn:X/Y, "
-                         "time:2026-11-29T07:41:02Z or time:-1h)");
+                         "\" (use earliest, latest, now, SEQ or seq:SEQ, -N, "
+                         "lsn:X/Y, time:2026-11-29T07:41:02Z or time:-1h)");
   };
   if (t == "earliest") return p;
   if (t == "latest" || t == "now") {
@@ -54,8 +54,11 @@ Result<Position> ParsePosition(const std::string& t) {
     p.time = *ts;
     return p;
   }
-  const bool before_end = !t.empty() && t[0] == '-';
-  const char* digits = t.data() + (before_end ? 1 : 0);
+  // seq:N is N, spelled like the other kinds (a count back, -N, has no
+  // such form).
+  const bool prefixed = t.rfind("seq:", 0) == 0;
+  const bool before_end = !prefixed && !t.empty() && t[0] == '-';
+  const char* digits = t.data() + (prefixed ? 4 : before_end ? 1 : 0);
   uint64_t seq = 0;
   auto [end, ec] = std::from_chars(digits, t.data() + t.size(), seq);
   if (end == t.data() + t.size() &&
