@@ -435,4 +435,46 @@ TEST_CASE("a log source's NextSeq stops at what it handed out",
   CHECK(s.NextSeq() == b.items.back().seq + 1);
 }
 
+// cdc-nats reads without whole transactions: a transaction larger than the
+// batch comes in pieces, only the last of which ends it, and NextSeq
+// follows each piece.
+TEST_CASE("a log source without whole transactions hands out pieces",
+          "[consume][sink]") {
+  test::TempDir dir;
+  const std::string log = dir.sub("log");
+  test::WriteTxns(log, 1, 2, 7);  // seqs 1-7 and 8-14
+  for (bool whole : {true, false}) {
+    INFO("whole transactions: " << whole);
+    auto src = OpenLogSource(log, whole ? "w" : "p", std::nullopt, false,
+                             "test", true, whole);
+    REQUIRE(src.ok());
+    Source& s = **src;
+    std::vector<std::vector<uint64_t>> pieces;
+    std::vector<bool> ends;
+    for (;;) {
+      SinkBatch b;
+      auto got = s.Fill(&b, 3);
+      REQUIRE(got.ok());
+      if (!*got) break;
+      pieces.emplace_back();
+      for (const auto& i : b.items) pieces.back().push_back(i.seq);
+      ends.push_back(b.items.back().last);
+      // Only a transaction's last event is marked.
+      for (size_t k = 0; k + 1 < b.items.size(); ++k)
+        CHECK(b.items[k].last == (b.items[k].seq == 7));
+      CHECK(s.NextSeq() == b.items.back().seq + 1);
+    }
+    if (whole) {
+      CHECK(pieces == std::vector<std::vector<uint64_t>>{
+                          {1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14}});
+      CHECK(ends == std::vector<bool>{true, true});
+    } else {
+      CHECK(pieces ==
+            std::vector<std::vector<uint64_t>>{
+                {1, 2, 3}, {4, 5, 6}, {7}, {8, 9, 10}, {11, 12, 13}, {14}});
+      CHECK(ends == std::vector<bool>{false, false, true, false, false, true});
+    }
+  }
+}
+
 }  // namespace cdc::consume

@@ -5,7 +5,8 @@
 # expected-last-sequence check stand between a replay and a duplicate):
 #  - the log grows while the sink follows it and is SIGKILLed at random
 #    moments at least 20 times and restarted (some restarts only after the
-#    duplicate window has passed);
+#    duplicate window has passed); its --batch of 3 splits each
+#    transaction of 5, so kills land between the pieces of one too;
 #  - the stream's leader node is SIGKILLed mid-run and restarted later; the
 #    sink, left running, reconnects by itself;
 #  - with 2 of 3 nodes down the sink stores nothing, acks nothing beyond
@@ -50,7 +51,7 @@ pid=
 start_sink() {
   cdc-nats --log "$L" -c k --server "$NATS_URLS" --stream CRASH --replicas 3 \
     --duplicate-window 1s --timeout 3 --reconnect-max 60 --max-in-flight 256 \
-    --batch 200 -f -q 2>>"$T/sink.err" &
+    --batch 3 -f -q 2>>"$T/sink.err" &
   pid=$!
 }
 check_alive() {

@@ -10,7 +10,6 @@ redis_start "$T"
 at_exit redis_stop
 MB=${REDIS_MEMORY_MB:-200}
 CONST_KB=$((32 * 1024))  # what cdc-redis takes with no large value
-rss_kb() { awk '/Maximum resident set size/ {print $6}' "$1"; }
 
 # line FILE ESCAPED: one insert whose "big" value is MB MB of text (with
 # ESCAPED=1, a "\n" escape every 8 bytes); prints the value's length.

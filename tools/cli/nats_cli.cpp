@@ -116,6 +116,10 @@ Status Run(const Options& o) {
                       event::MakeRenderer(ro, src.info));
   cli::Output out(1);
   sink::EngineOptions e = tools::SinkEngineOptions(o.sink, &out);
+  // JetStream stores each message on its own (a reader sees a transaction's
+  // messages as they arrive, whatever the batch): a transaction held whole
+  // would only cost memory, its size again (an initial snapshot is one).
+  e.whole_transactions = false;
   if (ro.format == event::Format::kDebezium && !o.sink.use_stdin)
     e.prepare = [&target, &o](const consume::Source& source) {
       return consume::LearnSchemas(
@@ -141,7 +145,8 @@ int RunCli(int argc, char** argv) {
   help.stdin_echo =
       "Read NDJSON events on stdin; echo each stored event on stdout";
   help.batch =
-      "Events read from the log at a time (whole transactions; default 1000)";
+      "Events read from the log at a time (whole transactions, a larger one "
+      "in pieces of N; default 1000)";
   help.reconnect_max =
       "How long without storing anything (cluster unreachable or without "
       "quorum) before exiting 69 (default 60s)";

@@ -26,9 +26,10 @@ void Release(std::string* s) {
 
 class LogSource : public Source {
  public:
-  LogSource(std::string dir, std::unique_ptr<Reader> r)
+  LogSource(std::string dir, std::unique_ptr<Reader> r, bool whole)
       : dir_(std::move(dir)),
         reader_(std::move(r)),
+        whole_(whole),
         handed_(reader_->consumed_seq()) {}
 
   Result<bool> Fill(SinkBatch* b, size_t max) override {
@@ -49,8 +50,8 @@ class LogSource : public Source {
         b->Add(e.seq, e.stored, e.last);
       }
       // A transaction larger than the bound comes in pieces: one MULTI
-      // takes it whole.
-      if (in_.ends_txn) return true;
+      // takes it whole, unless the target takes pieces.
+      if (in_.ends_txn || !whole_) return true;
     }
   }
 
@@ -73,6 +74,7 @@ class LogSource : public Source {
  private:
   std::string dir_;
   std::unique_ptr<Reader> reader_;
+  bool whole_;
   TxnBatch in_;
   uint64_t handed_;  // the seq up to which events were handed out
 };
@@ -282,12 +284,10 @@ class StdinSource : public Source {
 
 }  // namespace
 
-Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
-                                              const std::string& consumer,
-                                              std::optional<uint64_t> applied,
-                                              bool follow,
-                                              const std::string& target,
-                                              bool schema_changes) {
+Result<std::unique_ptr<Source>> OpenLogSource(
+    const std::string& dir, const std::string& consumer,
+    std::optional<uint64_t> applied, bool follow, const std::string& target,
+    bool schema_changes, bool whole_transactions) {
   CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(consumer));
   if (applied) {
     CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
@@ -314,7 +314,8 @@ Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
                          Selection::Make(dir, {}, "", "", {}, false));
   }
   CDC_ASSIGN_OR_RETURN(auto reader, Reader::Open(std::move(o)));
-  return std::unique_ptr<Source>(new LogSource(dir, std::move(reader)));
+  return std::unique_ptr<Source>(
+      new LogSource(dir, std::move(reader), whole_transactions));
 }
 
 std::unique_ptr<Source> OpenStdinSource() {

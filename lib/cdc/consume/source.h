@@ -47,7 +47,9 @@ class Source {
  public:
   virtual ~Source() = default;
   // Appends whole transactions to `b` until it holds at least `max`
-  // events or no more are available now; true if it added any. A bad
+  // events or no more are available now (or, from a log opened without
+  // whole transactions, a piece of at most `max` events of a larger one);
+  // true if it added any. A bad
   // input fails only after what came before it was handed out (the
   // failure is returned by the following call).
   virtual Result<bool> Fill(SinkBatch* b, size_t max) = 0;
@@ -72,12 +74,14 @@ class Source {
 // consumer's cursor (a new consumer is created at the earliest retained
 // event). Config when `applied` is beyond the log's end. Without
 // `schema_changes`, schema-change events are consumed, not handed out.
-Result<std::unique_ptr<Source>> OpenLogSource(const std::string& dir,
-                                              const std::string& consumer,
-                                              std::optional<uint64_t> applied,
-                                              bool follow,
-                                              const std::string& target,
-                                              bool schema_changes = true);
+// Without `whole_transactions`, Fill hands out a transaction larger than
+// `max` in pieces of at most `max` events (the last event of a piece that
+// does not end the transaction has `last` false), so that memory does not
+// grow with a transaction's size.
+Result<std::unique_ptr<Source>> OpenLogSource(
+    const std::string& dir, const std::string& consumer,
+    std::optional<uint64_t> applied, bool follow, const std::string& target,
+    bool schema_changes = true, bool whole_transactions = true);
 // NDJSON events (native form, with "seq") on fd 0. A transaction ends at
 // "last":true, where the next event's lsn or xid differs, or at EOF.
 std::unique_ptr<Source> OpenStdinSource();
