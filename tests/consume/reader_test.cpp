@@ -435,45 +435,104 @@ TEST_CASE("a log source's NextSeq stops at what it handed out",
   CHECK(s.NextSeq() == b.items.back().seq + 1);
 }
 
-// cdc-nats reads without whole transactions: a transaction larger than the
-// batch comes in pieces, only the last of which ends it, and NextSeq
-// follows each piece.
-TEST_CASE("a log source without whole transactions hands out pieces",
+// How a transaction larger than the batch (3) is handed out: whole, in
+// pieces (cdc-nats), or in pieces while it holds only snapshot reads and
+// schema events (cdc-redis, cdc-pg). Each piece's NextSeq follows it.
+TEST_CASE("a log source hands out pieces of large transactions as told",
           "[consume][sink]") {
   test::TempDir dir;
   const std::string log = dir.sub("log");
-  test::WriteTxns(log, 1, 2, 7);  // seqs 1-7 and 8-14
-  for (bool whole : {true, false}) {
-    INFO("whole transactions: " << whole);
-    auto src = OpenLogSource(log, whole ? "w" : "p", std::nullopt, false,
-                             "test", true, whole);
+  // Transaction 1: 7 inserts (c). Transaction 2: a schema event and 6
+  // snapshot reads. Transaction 3: 4 snapshot reads, then 3 inserts.
+  // Transaction 4: 2 snapshot reads.
+  {
+    REQUIRE(log::OpenOrCreateLog(log).ok());
+    auto w = log::LogWriter::Open(log, {});
+    REQUIRE(w.ok());
+    auto line = [](int txn, const char* op, int id) {
+      const std::string head = "{\"lsn\":\"0/" + std::to_string(txn * 100) +
+                               "\",\"xid\":" + std::to_string(txn) +
+                               ",\"ts\":\"2026-11-29T07:00:00Z\",\"op\":\"" +
+                               op + "\",\"schema\":\"public\",\"table\":\"t\"";
+      if (op[0] == 's')
+        return head +
+               ",\"key\":null,\"before\":null,\"after\":null,\"columns\":[]}";
+      const std::string k = std::to_string(id);
+      return head + ",\"key\":{\"id\":" + k +
+             "},\"before\":null,\"after\":{\"id\":" + k + "}}";
+    };
+    auto add = [&](int txn, int n, const char* op, int first) {
+      for (int i = 0; i < n; ++i)
+        REQUIRE((*w)->Append(line(txn, op, first + i)).ok());
+    };
+    auto commit = [&](int txn) {
+      REQUIRE((*w)->Commit(static_cast<Lsn>(txn * 256), 1764402062000000, txn)
+                  .ok());
+    };
+    add(1, 7, "c", 1);
+    commit(1);
+    REQUIRE((*w)->AppendSchema(line(2, "s", 0)).ok());
+    add(2, 6, "r", 1);
+    commit(2);
+    add(3, 4, "r", 1);
+    add(3, 3, "c", 10);
+    commit(3);
+    add(4, 2, "r", 20);
+    commit(4);
+    REQUIRE((*w)->Sync().ok());
+  }
+  using Runs = std::vector<std::vector<uint64_t>>;
+  const struct {
+    consume::Pieces how;
+    Runs want;
+  } cases[] = {
+      {consume::Pieces::kNever,
+       {{1, 2, 3, 4, 5, 6, 7},
+        {8, 9, 10, 11, 12, 13, 14},
+        {15, 16, 17, 18, 19, 20, 21, 22, 23}}},
+      {consume::Pieces::kAlways,
+       {{1, 2, 3},
+        {4, 5, 6},
+        {7},
+        {8, 9, 10},
+        {11, 12, 13},
+        {14},
+        {15, 16, 17},
+        {18, 19, 20},
+        {21, 22, 23}}},
+      // Transaction 3 is handed out in pieces until its first insert
+      // shows up; the rest of it is then held whole. (A batch that ends a
+      // transaction with room left takes the next one whole: 22 and 23.)
+      {consume::Pieces::kSnapshots,
+       {{1, 2, 3, 4, 5, 6, 7},
+        {8, 9, 10},
+        {11, 12, 13},
+        {14},
+        {15, 16, 17},
+        {18, 19, 20, 21, 22, 23}}},
+  };
+  for (const auto& c : cases) {
+    INFO("pieces: " << static_cast<int>(c.how));
+    auto src = OpenLogSource(log, "c" + std::to_string(static_cast<int>(c.how)),
+                             std::nullopt, false, "test", true, c.how);
     REQUIRE(src.ok());
     Source& s = **src;
-    std::vector<std::vector<uint64_t>> pieces;
-    std::vector<bool> ends;
+    Runs got;
     for (;;) {
       SinkBatch b;
-      auto got = s.Fill(&b, 3);
-      REQUIRE(got.ok());
-      if (!*got) break;
-      pieces.emplace_back();
-      for (const auto& i : b.items) pieces.back().push_back(i.seq);
-      ends.push_back(b.items.back().last);
-      // Only a transaction's last event is marked.
-      for (size_t k = 0; k + 1 < b.items.size(); ++k)
-        CHECK(b.items[k].last == (b.items[k].seq == 7));
+      auto more = s.Fill(&b, 3);
+      REQUIRE(more.ok());
+      if (!*more) break;
+      got.emplace_back();
+      for (const auto& i : b.items) {
+        got.back().push_back(i.seq);
+        // Only a transaction's last event is marked.
+        CHECK(i.last ==
+              (i.seq == 7 || i.seq == 14 || i.seq == 21 || i.seq == 23));
+      }
       CHECK(s.NextSeq() == b.items.back().seq + 1);
     }
-    if (whole) {
-      CHECK(pieces == std::vector<std::vector<uint64_t>>{
-                          {1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14}});
-      CHECK(ends == std::vector<bool>{true, true});
-    } else {
-      CHECK(pieces ==
-            std::vector<std::vector<uint64_t>>{
-                {1, 2, 3}, {4, 5, 6}, {7}, {8, 9, 10}, {11, 12, 13}, {14}});
-      CHECK(ends == std::vector<bool>{false, false, true, false, false, true});
-    }
+    CHECK(got == c.want);
   }
 }
 

@@ -119,7 +119,7 @@ Status Run(const Options& o) {
   // JetStream stores each message on its own (a reader sees a transaction's
   // messages as they arrive, whatever the batch): a transaction held whole
   // would only cost memory, its size again (an initial snapshot is one).
-  e.whole_transactions = false;
+  e.pieces = consume::Pieces::kAlways;
   if (ro.format == event::Format::kDebezium && !o.sink.use_stdin)
     e.prepare = [&target, &o](const consume::Source& source) {
       return consume::LearnSchemas(

@@ -95,6 +95,10 @@ Status Run(const Options& o) {
   pgsink::Target target(std::move(p));
   cli::Output out(1);
   sink::EngineOptions e = tools::SinkEngineOptions(o.sink, &out);
+  // A transaction is one target transaction, but an initial snapshot (one
+  // transaction in the log) is a copy of tables: in batches of --batch, or
+  // it is held whole in memory.
+  e.pieces = consume::Pieces::kSnapshots;
   if (!o.sink.use_stdin)
     e.prepare = [&target, &o](const consume::Source& source) {
       return consume::LearnSchemas(
@@ -124,8 +128,8 @@ int RunCli(int argc, char** argv) {
       "Consumer name: the log cursor to read and ack, and the row of the "
       "state table holding the applied seq";
   help.batch =
-      "Events per target transaction (whole source transactions; default "
-      "5000)";
+      "Events per target transaction (whole source transactions, an initial "
+      "snapshot in pieces of N; default 5000)";
   help.reconnect_max =
       "How long to keep reconnecting before exiting 69 (default 60s)";
   tools::AddSinkFlags(app, &o.sink, help);

@@ -65,6 +65,10 @@ Status Run(const Options& o) {
   redis::Target target(std::move(co), std::move(so));
   cli::Output out(1);
   sink::EngineOptions e = tools::SinkEngineOptions(o.sink, &out);
+  // A transaction is one MULTI, but an initial snapshot (one transaction
+  // in the log) is a copy of tables: in MULTIs of --batch, or it is held
+  // whole here and queued whole in Redis.
+  e.pieces = consume::Pieces::kSnapshots;
   sink::Engine engine(e, &target, sink::DefaultSource(e, "Redis"));
   return engine.Run();
 }
@@ -83,7 +87,9 @@ int RunCli(int argc, char** argv) {
   help.consumer =
       "Consumer name: the log cursor to read and ack, and the applied seq "
       "key in Redis";
-  help.batch = "Events per MULTI/EXEC (whole transactions; default 1000)";
+  help.batch =
+      "Events per MULTI/EXEC (whole transactions, an initial snapshot in "
+      "pieces of N; default 1000)";
   help.reconnect_max =
       "How long to keep reconnecting before exiting 69 (default 60s)";
   tools::AddSinkFlags(app, &o.sink, help);

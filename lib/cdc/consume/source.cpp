@@ -4,6 +4,7 @@
 
 #include "cdc/consume/line_reader.h"
 #include "cdc/cursor/consumers.h"
+#include "cdc/event/event.h"
 #include "cdc/event/json_object.h"
 #include "cdc/event/json_scan.h"
 #include "cdc/event/json_text.h"
@@ -26,10 +27,10 @@ void Release(std::string* s) {
 
 class LogSource : public Source {
  public:
-  LogSource(std::string dir, std::unique_ptr<Reader> r, bool whole)
+  LogSource(std::string dir, std::unique_ptr<Reader> r, Pieces pieces)
       : dir_(std::move(dir)),
         reader_(std::move(r)),
-        whole_(whole),
+        pieces_(pieces),
         handed_(reader_->consumed_seq()) {}
 
   Result<bool> Fill(SinkBatch* b, size_t max) override {
@@ -50,8 +51,12 @@ class LogSource : public Source {
         b->Add(e.seq, e.stored, e.last);
       }
       // A transaction larger than the bound comes in pieces: one MULTI
-      // takes it whole, unless the target takes pieces.
-      if (in_.ends_txn || !whole_) return true;
+      // takes it whole, unless it may be handed out in pieces.
+      if (in_.ends_txn) {
+        reads_only_ = true;  // of the next transaction
+        return true;
+      }
+      if (Splits()) return true;
     }
   }
 
@@ -74,7 +79,27 @@ class LogSource : public Source {
  private:
   std::string dir_;
   std::unique_ptr<Reader> reader_;
-  bool whole_;
+  // Whether the open transaction, of which `in_` ends with a piece, may
+  // be handed out so far.
+  bool Splits() {
+    if (pieces_ != Pieces::kSnapshots) return pieces_ == Pieces::kAlways;
+    size_t i = in_.size();  // the open transaction's first event in in_
+    while (i > 0 && !in_[i - 1].last) --i;
+    if (i > 0) reads_only_ = true;  // it begins here
+    for (; i < in_.size() && reads_only_; ++i)
+      reads_only_ = IsSnapshotRead(in_[i].stored);
+    return reads_only_;
+  }
+
+  static bool IsSnapshotRead(std::string_view stored) {
+    event::HeadView v;
+    if (event::ScanHead(stored, &v)) return v.op == "r" || v.op == "s";
+    event::EventHead h;
+    return event::ParseHead(stored, &h) && (h.op == "r" || h.op == "s");
+  }
+
+  Pieces pieces_;
+  bool reads_only_ = true;  // every event of the open transaction so far
   TxnBatch in_;
   uint64_t handed_;  // the seq up to which events were handed out
 };
@@ -287,7 +312,7 @@ class StdinSource : public Source {
 Result<std::unique_ptr<Source>> OpenLogSource(
     const std::string& dir, const std::string& consumer,
     std::optional<uint64_t> applied, bool follow, const std::string& target,
-    bool schema_changes, bool whole_transactions) {
+    bool schema_changes, Pieces pieces) {
   CDC_RETURN_IF_ERROR(cursor::ValidateConsumerName(consumer));
   if (applied) {
     CDC_ASSIGN_OR_RETURN(log::LogSummary sum, log::Summarize(dir));
@@ -314,8 +339,7 @@ Result<std::unique_ptr<Source>> OpenLogSource(
                          Selection::Make(dir, {}, "", "", {}, false));
   }
   CDC_ASSIGN_OR_RETURN(auto reader, Reader::Open(std::move(o)));
-  return std::unique_ptr<Source>(
-      new LogSource(dir, std::move(reader), whole_transactions));
+  return std::unique_ptr<Source>(new LogSource(dir, std::move(reader), pieces));
 }
 
 std::unique_ptr<Source> OpenStdinSource() {

@@ -43,13 +43,24 @@ struct SinkBatch {
   }
 };
 
+// When a transaction larger than a batch is handed out in pieces.
+enum class Pieces {
+  kNever,  // whole, however large
+  // While every event of it so far is a snapshot read (op r) or a schema
+  // event (op s), as in an initial snapshot, which the log holds as one
+  // transaction: a copy of tables, not a change that must land whole.
+  // Once another event shows up, the rest of it is held whole.
+  kSnapshots,
+  kAlways,  // any transaction (for a target that applies events one by one)
+};
+
 class Source {
  public:
   virtual ~Source() = default;
   // Appends whole transactions to `b` until it holds at least `max`
-  // events or no more are available now (or, from a log opened without
-  // whole transactions, a piece of at most `max` events of a larger one);
-  // true if it added any. A bad
+  // events or no more are available now (or, from a log opened with
+  // Pieces, a piece of at most `max` events of a larger one); true if it
+  // added any. A bad
   // input fails only after what came before it was handed out (the
   // failure is returned by the following call).
   virtual Result<bool> Fill(SinkBatch* b, size_t max) = 0;
@@ -74,14 +85,14 @@ class Source {
 // consumer's cursor (a new consumer is created at the earliest retained
 // event). Config when `applied` is beyond the log's end. Without
 // `schema_changes`, schema-change events are consumed, not handed out.
-// Without `whole_transactions`, Fill hands out a transaction larger than
-// `max` in pieces of at most `max` events (the last event of a piece that
-// does not end the transaction has `last` false), so that memory does not
-// grow with a transaction's size.
+// `pieces` says when Fill hands out a transaction larger than `max` in
+// pieces of at most `max` events (the last event of a piece that does not
+// end the transaction has `last` false), so that memory does not grow
+// with the transaction's size.
 Result<std::unique_ptr<Source>> OpenLogSource(
     const std::string& dir, const std::string& consumer,
     std::optional<uint64_t> applied, bool follow, const std::string& target,
-    bool schema_changes = true, bool whole_transactions = true);
+    bool schema_changes = true, Pieces pieces = Pieces::kNever);
 // NDJSON events (native form, with "seq") on fd 0. A transaction ends at
 // "last":true, where the next event's lsn or xid differs, or at EOF.
 std::unique_ptr<Source> OpenStdinSource();

@@ -17,7 +17,7 @@ SourceOpener DefaultSource(const EngineOptions& o, std::string target_name) {
              -> Result<std::unique_ptr<consume::Source>> {
     if (o.use_stdin) return consume::OpenStdinSource();
     return consume::OpenLogSource(o.log, o.consumer, applied, o.follow, name,
-                                  o.schema_changes, o.whole_transactions);
+                                  o.schema_changes, o.pieces);
   };
 }
 

@@ -51,11 +51,13 @@ struct EngineOptions {
   // with cdc-ack --create --schema-changes, still brings them).
   bool schema_changes = true;
   size_t batch = 1000;  // events per batch (whole transactions)
-  // False: from the log, a transaction of more than `batch` events comes
-  // in batches of `batch` (the target applies and confirms each one on its
-  // own) rather than in one batch held whole. For a target that applies
-  // events one at a time anyway (a JetStream stream). Stdin is read whole.
-  bool whole_transactions = true;
+  // Which transactions of more than `batch` events come from the log in
+  // batches of `batch` (the target applies and confirms each one on its
+  // own) rather than in one batch held whole (consume::Pieces): any, for a
+  // target that stores events one at a time anyway (a JetStream stream);
+  // an initial snapshot's, for one that applies a transaction atomically.
+  // Stdin is read whole.
+  consume::Pieces pieces = consume::Pieces::kNever;
   double reconnect_max_s = 60;  // no progress for this long: give up
   // Acks in the log at most this often (and at every idle moment and at
   // exit); 0: after every batch confirmed.
