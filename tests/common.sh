@@ -41,3 +41,8 @@ expect_exit() {
 }
 # The value of metric NAME, whatever its labels, in Prometheus text FILE.
 metric() { awk -v n="$1" '$1 == n || index($1, n "{") == 1 { print $NF; exit }' "$2"; }
+# asan_build TOOL: true when $BIN's TOOL was built with AddressSanitizer
+# (its runtime is in the binary), whose memory is then the sanitizer's.
+asan_build() { grep -qa __asan_init "$BIN/$1"; }
+# The peak RSS in KB that `/usr/bin/time -v -o FILE` wrote to FILE.
+rss_kb() { awk '/Maximum resident set size/ {print $6}' "$1"; }

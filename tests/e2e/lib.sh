@@ -11,9 +11,6 @@ expect_one_line() {
   grep -qE -- "$1" "$T/err" || { cat "$T/err" >&2; fail "stderr does not match /$1/"; }
 }
 
-# The peak RSS in KB that `/usr/bin/time -v -o FILE` wrote to FILE.
-rss_kb() { awk '/Maximum resident set size/ {print $6}' "$1"; }
-
 # gen_events FIRST_TXN TXNS [PER_TXN] : NDJSON for cdc-log import; txn t has
 # lsn 0/(t*256), xid t and PER_TXN events (random 1-20 when 0).
 gen_events() {

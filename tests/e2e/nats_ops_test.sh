@@ -96,7 +96,7 @@ ok "every op: body, headers, subjects, last-event marker, metrics; replays publi
 # memory, the sanitizer's, is not weighed.
 LB="$T/bigtxn"
 big=100000 asan=0
-grep -qa __asan_init "$BIN/cdc-nats" && big=20000 asan=1
+asan_build cdc-nats && big=20000 asan=1
 python3 - "$big" > "$T/big.ndjson" <<'PY'
 import sys
 pad = "x" * 1000
