@@ -54,6 +54,24 @@ PY
 [ $? = 0 ] || fail "type matrix differs between snapshot and stream"
 ok "the type matrix renders identically through the snapshot and the stream"
 
+# Each table's rows carry their tags whoever copies them: a table of one
+# row "only", the type matrix's three rows "first", none and "last", an
+# empty table nothing at all (not even its schema event).
+psql_q -c "CREATE TABLE one (id int PRIMARY KEY, v text)" \
+       -c "INSERT INTO one VALUES (1, 'x')" -c "CREATE TABLE empty (id int PRIMARY KEY)" \
+       -c "CREATE PUBLICATION tags FOR TABLE one, empty, types" >/dev/null
+for jobs in 1 3; do
+  cdc-capture -q --dsn "$CDC_TEST_DSN" --log "$T/tags$jobs" --slot "tags$jobs" \
+    --publication tags --snapshot-jobs "$jobs" --exit-when-idle
+  tags=$(cdc-tail --log "$T/tags$jobs" --schema-changes | python3 -c '
+import json, sys
+print(" ".join(sorted(e["table"] + ":" + (str(e["after"]["id"]) + ":" + str(e.get("snapshot")) if e["op"] == "r" else e["op"])
+                      for e in map(json.loads, sys.stdin))))')
+  [ "$tags" = "one:1:only one:s types:1:first types:2:None types:3:last types:s" ] ||
+    fail "snapshot tags with --snapshot-jobs $jobs: $tags"
+done
+ok "snapshot tags, one job and three: a table of one row 'only', first and last of three, an empty table silent"
+
 # Three tables, a writer busy in all of them while the snapshot runs.
 snapshot_schema "$ROWS"
 python3 "$HERE/snap_workload.py" "$ROWS" "${SNAP_TXNS:-1000}" 11 > "$T/work.sql"

@@ -452,6 +452,79 @@ TEST_CASE("decoded bytes to events, and a snapshot read of the same row",
         R"("before":null,"after":{"id":7,"tags":["a","b c",null]}})");
 }
 
+TEST_CASE("a snapshot read rendered into a batch is ApplySnapshotRead's event",
+          "[pg]") {
+  // Two builders, one rendering each way. The relation's names and values
+  // need escaping, the key is not the first column, a jsonb null is named
+  // by pointer, and a second relation has no key at all.
+  EventBuilder lines(nullptr, [] { return kClock; });
+  EventBuilder batch(nullptr, [] { return kClock; });
+  Relation rel;
+  rel.oid = 16600;
+  rel.nspname = "public";
+  rel.relname = "we\"ird";
+  rel.columns = {{0, "t\"x", 25, -1}, {1, "id", 20, -1},
+                 {0, "vc", 1043, -1}, {0, "ch", 1042, -1},
+                 {0, "i2", 21, -1},   {0, "i4", 23, -1},
+                 {0, "j", 3802, -1},  {0, "n\u00e9", 25, -1}};
+  Relation nokey = rel;
+  nokey.oid = 16601;
+  nokey.relname = "nokey";
+  for (RelationColumn& c : nokey.columns) c.flags = 0;
+  EventLines want, schema;
+  std::string got = "earlier rows\n";
+  for (EventBuilder* b : {&lines, &batch}) {
+    b->BeginTransaction(0x3000, 0, kCommit);
+    REQUIRE(b->Apply(Message{rel}, &want).ok());
+    REQUIRE(b->Apply(Message{nokey}, &want).ok());
+  }
+  const std::vector<Insert> rows = {
+      {16600,
+       {T("tab\there \"q\" \\ h\xc3\xa9 \x01"), T("-9223372036854775808"),
+        T("v"), T("ab   "), T("-32768"), T("2147483647"), T("null"), N()}},
+      {16600,
+       {N(), T("2"), N(), N(), N(), N(), T(R"({"a": [1, null]})"),
+        T("\xf0\x9f\x98\x80")}},
+      {16601, {T("x"), T("3"), T(""), T(""), T("0"), T("0"), T("[]"), T("")}},
+  };
+  for (const Insert& row : rows) {
+    REQUIRE(lines.ApplySnapshotRead(row, &want).ok());
+    const size_t before = got.size();
+    REQUIRE(batch.AppendSnapshotRead(row, &schema, &got).ok());
+    got.push_back('\n');
+    CHECK(got.size() > before);
+  }
+  // `want`: each relation's schema event before its first row.
+  REQUIRE(want.size() == 5);
+  REQUIRE(schema.size() == 2);
+  CHECK(schema[0] == want[0]);
+  CHECK(schema[1] == want[3]);
+  CHECK(got == "earlier rows\n" + std::string(want[1]) + "\n" +
+                   std::string(want[2]) + "\n" + std::string(want[4]) + "\n");
+  CHECK(std::string(want[1]).find(R"("json_null":["/after/j"])") !=
+        std::string::npos);
+  CHECK(std::string(want[4]).find(R"("key":null)") != std::string::npos);
+
+  // A value that does not render: an error naming it, and neither the
+  // batch nor the schema events changed.
+  const std::string kept = got;
+  Status s = batch.AppendSnapshotRead(
+      {16600, {T("\xff"), T("4"), N(), N(), N(), N(), N(), N()}}, &schema,
+      &got);
+  CHECK(
+      s.message() ==
+      lines
+          .ApplySnapshotRead(
+              {16600, {T("\xff"), T("4"), N(), N(), N(), N(), N(), N()}}, &want)
+          .message());
+  CHECK_FALSE(s.ok());
+  CHECK(got == kept);
+  CHECK(schema.size() == 2);
+  s = batch.AppendSnapshotRead({16600, {N(), T("4x")}}, &schema, &got);
+  CHECK_FALSE(s.ok());
+  CHECK(got == kept);
+}
+
 // docs (id int4 key, "d/o~c" jsonb, arr jsonb[]), REPLICA IDENTITY FULL
 // when `full`.
 Relation Docs(bool full) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -156,9 +157,35 @@ Result<std::vector<std::unique_ptr<pg::Connection>>> ConnectOthers(
   return conns;
 }
 
+// Where a copier's rows go: batches of whole lines (each ending in a
+// newline; the callee takes them and leaves the batch empty), and schema
+// events, each before the rows it describes.
+struct CopyOutput {
+  std::function<Status(std::string* rows, uint32_t n)> rows;
+  std::function<Status(std::string* event)> schema;
+};
+
+// A batch's worth of rendered rows: a frame's worth of rows of one table.
+constexpr size_t kBatchBytes = 256 << 10;
+
+// Appends `n` rows, the lines of `*rows`, to the open transaction (each
+// batch after its first announced, as LogSnapshotSink does), counting the
+// events and their bytes.
+Status AppendRowBatch(log::LogWriter& w, Metrics* m, uint64_t* events,
+                      std::string* rows, uint32_t n) {
+  if (n == 0) return Status::OK();
+  if (w.in_txn()) CDC_RETURN_IF_ERROR(w.EventFollows());
+  m->bytes += rows->size() - n;  // the events, not their newlines
+  *events += n;
+  return w.AppendEvents(rows, n);
+}
+
 // Copies tables over one connection inside the snapshot: a table's schema
-// event with its first row, then one op r event per row, tagged first and
-// last (HeldSnapshotRow), into a sink.
+// event with its first row, then one op r event per row, its first and
+// last tagged (as HeldSnapshotRow tags them). Each row is rendered
+// straight into a batch, where it stays: the batch goes out before the
+// next row once it holds kBatchBytes, so a table's last row is still in
+// it when the copy ends and learns it was the last.
 class TableCopier {
  public:
   TableCopier(pg::Connection& conn, const SnapshotInput& in,
@@ -170,10 +197,11 @@ class TableCopier {
     builder_.BeginTransaction(in.consistent_point, 0, ts);
   }
 
-  // Copies `t` into `sink`. `every` is called every 1,024 rows with the
-  // rows so far; its error ends the copy and is returned as it is. Other
-  // errors name the table. Sets *rows to the rows copied.
-  Status Copy(const Table& t, const SnapshotSink& sink,
+  // Copies `t` into `out`, every row of it out by the time it returns OK.
+  // `every` is called every 1,024 rows with the rows so far; its error
+  // ends the copy and is returned as it is. Other errors name the table.
+  // Sets *rows to the rows copied.
+  Status Copy(const Table& t, const CopyOutput& out,
               const std::function<Status(uint64_t)>& every, uint64_t* rows) {
     const std::string name = t.schema + "." + t.name;
     *rows = 0;
@@ -185,7 +213,6 @@ class TableCopier {
     builder_.SetGeneratedColumns(t.oid, std::move(gen_names));
     // No event yet: the table's schema event comes with its first row.
     CDC_RETURN_IF_ERROR(builder_.Apply(rel, &events_));
-    HeldSnapshotRow held(sink);
     pg::Insert row;
     row.relation_oid = t.oid;
     const size_t ncols = rel.columns.size();
@@ -211,17 +238,18 @@ class TableCopier {
             Status s = pg::ParseCopyTextRow(line, ncols, &row.new_tuple);
             if (!s.ok()) return s.Annotate(name);
           }
+          if (batch_.size() >= kBatchBytes) CDC_RETURN_IF_ERROR(Flush(out));
+          const size_t at = batch_.size();
           events_.clear();
-          CDC_RETURN_IF_ERROR(builder_.ApplySnapshotRead(row, &events_));
-          // The table's first row comes after its schema event.
-          const size_t row_line = events_.size() - 1;
-          if (row_line > 0) CDC_RETURN_IF_ERROR(held.Flush(false));
-          for (size_t i = 0; i < row_line; ++i)
-            CDC_RETURN_IF_ERROR(
-                sink(events_.mutable_line(i), events_.is_schema(i)));
           CDC_RETURN_IF_ERROR(
-              held.Hold(events_.mutable_line(row_line), n == 0));
-          events_.clear();
+              builder_.AppendSnapshotRead(row, &events_, &batch_));
+          if (!events_.empty()) CDC_RETURN_IF_ERROR(SchemaBefore(at, out));
+          if (n == 0) {
+            batch_.pop_back();  // the event's closing brace
+            batch_.append(",\"snapshot\":\"first\"}");
+          }
+          batch_.push_back('\n');
+          ++batch_rows_;
           ++n;
           *rows = n;
           if ((n & 1023) == 0) {
@@ -236,17 +264,47 @@ class TableCopier {
       Status s = reader.Finish();
       if (!s.ok()) return s.Annotate(name);
     }
-    return held.Flush(true);
+    if (n == 1) {  // "first" becomes "only"
+      batch_.resize(batch_.size() - std::strlen("first\"}\n"));
+      batch_.append("only\"}\n");
+    } else if (n > 1) {
+      batch_.resize(batch_.size() - 2);  // the last row's "}\n"
+      batch_.append(",\"snapshot\":\"last\"}\n");
+    }
+    return Flush(out);
   }
 
   pg::Connection& conn() { return conn_; }
 
  private:
+  Status Flush(const CopyOutput& out) {
+    const uint32_t n = batch_rows_;
+    batch_rows_ = 0;
+    Status s = n > 0 ? out.rows(&batch_, n) : Status::OK();
+    batch_.clear();
+    if (batch_.capacity() < kBatchBytes) batch_.reserve(kBatchBytes + 4096);
+    return s;
+  }
+
+  // Sends the schema events in events_ out before the row that begins at
+  // batch_[at] (and after the rows before it).
+  Status SchemaBefore(size_t at, const CopyOutput& out) {
+    std::string fresh = batch_.substr(at);
+    batch_.resize(at);
+    CDC_RETURN_IF_ERROR(Flush(out));
+    for (size_t i = 0; i < events_.size(); ++i)
+      CDC_RETURN_IF_ERROR(out.schema(events_.mutable_line(i)));
+    batch_.append(fresh);
+    return Status::OK();
+  }
+
   pg::Connection& conn_;
   pg::EventBuilder builder_;
   const bool generated_published_;
   std::vector<bool> generated_;
   pg::EventLines events_;
+  std::string batch_;  // whole lines of one table
+  uint32_t batch_rows_ = 0;
 };
 
 // With --snapshot-jobs: what the workers share. Each renders rows into a
@@ -293,17 +351,10 @@ struct SharedCopy {
 
   // Appends `n` rows, each a line of `*rows` (under mu).
   Status AppendRows(std::string* rows, uint32_t n) {
-    if (n == 0) return Status::OK();
-    if (w->in_txn()) CDC_RETURN_IF_ERROR(w->EventFollows());
-    m->bytes += rows->size() - n;  // the events, not their newlines
-    *events += n;
     m->snapshot_rows += n;
-    return w->AppendEvents(rows, n);
+    return AppendRowBatch(*w, m, events, rows, n);
   }
 };
-
-// A worker's batch: a frame's worth of rows of one table.
-constexpr size_t kBatchBytes = 256 << 10;
 
 // A copy worker runs at a lower priority (nice +5) than the log's
 // compressor, the stage after it. Otherwise, with more threads than cores,
@@ -340,45 +391,32 @@ class CopyWorker {
     LowerPriority();
     Status s;
     size_t ti = 0;
-    // Writes the batch (and, at a table's end, counts the table).
-    auto write = [&](bool table_done) -> Status {
-      return sh->Locked([&]() -> Status {
-        uint64_t& rows = sh->table_rows[ti];
-        const uint32_t n = batch_rows_;
-        rows += n;
-        batch_rows_ = 0;
-        CDC_RETURN_IF_ERROR(sh->AppendRows(&batch_, n));
-        sh->last_table = ti;
-        if (table_done) {
-          sh->finished.push_back(ti);
-          ++sh->m->snapshot_tables_done;
-          sh->rows_done += rows;
-          sh->changed.notify_all();
-        }
-        return Status::OK();
-      });
-    };
-    const SnapshotSink sink = [&](std::string* event, bool schema) -> Status {
-      if (schema) {
-        // A table's schema event (before its first row) goes on its own.
-        CDC_RETURN_IF_ERROR(write(false));
-        return sh->Locked([&] { return sh->to_log(event, true); });
-      }
-      if (batch_.capacity() < kBatchBytes) batch_.reserve(kBatchBytes + 4096);
-      batch_.append(*event);
-      batch_.push_back('\n');
-      ++batch_rows_;
-      if (batch_.size() >= kBatchBytes) return write(false);
-      return Status::OK();
-    };
+    const CopyOutput out{
+        [&](std::string* rows, uint32_t n) -> Status {
+          return sh->Locked([&]() -> Status {
+            sh->table_rows[ti] += n;
+            sh->last_table = ti;
+            return sh->AppendRows(rows, n);
+          });
+        },
+        [&](std::string* event) -> Status {
+          return sh->Locked([&] { return sh->to_log(event, true); });
+        }};
     const auto every = [&](uint64_t) -> Status {
       return sh->Locked([] { return Status::OK(); });
     };
     for (size_t k; s.ok() && (k = next->fetch_add(1)) < order.size();) {
       ti = order[k];
       uint64_t rows = 0;
-      s = copier_->Copy(tables[ti], sink, every, &rows);
-      if (s.ok()) s = write(true);
+      s = copier_->Copy(tables[ti], out, every, &rows);
+      if (!s.ok()) break;
+      s = sh->Locked([&]() -> Status {  // the table is done
+        sh->finished.push_back(ti);
+        ++sh->m->snapshot_tables_done;
+        sh->rows_done += sh->table_rows[ti];
+        sh->changed.notify_all();
+        return Status::OK();
+      });
     }
     std::lock_guard<std::mutex> l(sh->mu);
     if (!s.ok() && !sh->cancelled) sh->Fail(std::move(s));
@@ -393,8 +431,6 @@ class CopyWorker {
   std::unique_ptr<pg::Connection> conn_;
   pg::ServerText text_;
   std::unique_ptr<TableCopier> copier_;
-  std::string batch_;  // whole lines of one table
-  uint32_t batch_rows_ = 0;
 };
 
 }  // namespace
@@ -433,12 +469,17 @@ Result<SnapshotResult> TakeInitialSnapshot(const Options& o,
   std::vector<std::unique_ptr<CopyWorker>> workers;
   if (jobs == 1) {
     TableCopier copier(*conn, in, in.server_text, ts);
+    const CopyOutput out{
+        [&](std::string* rows, uint32_t n) {
+          return AppendRowBatch(w, m, &res.events, rows, n);
+        },
+        [&](std::string* event) { return to_log(event, true); }};
     const Status stop = Status::Busy("stop requested");
     for (size_t ti = 0; ti < tables.size() && !stopped; ++ti) {
       const Table& t = tables[ti];
       uint64_t table_rows = 0;
       Status s = copier.Copy(
-          t, to_log,
+          t, out,
           [&](uint64_t n) {
             m->snapshot_rows = res.rows + n;
             if (o.hooks.stop_requested()) return stop;

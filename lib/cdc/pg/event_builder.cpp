@@ -71,6 +71,16 @@ void AppendPointer(std::string_view pointer, std::string* list) {
   (void)AppendJsonString(pointer, list);
 }
 
+// Appends a column's member name (CachedRelation::members), opening the
+// object with '{' instead of the comma when it is the first.
+void AppendMember(bool first, std::string_view member, std::string* out) {
+  if (first) {
+    out->push_back('{');
+    member.remove_prefix(1);
+  }
+  out->append(member);
+}
+
 // Makes room in `line` for the rows of a change as they were sent (their
 // names and text), so that rendering a large value does not grow the line
 // by doubling: that copies it, and holds it twice meanwhile. `key` is the
@@ -106,6 +116,7 @@ EventBuilder::EventBuilder(const TypeCatalog* catalog,
 void EventBuilder::BeginTransaction(Lsn commit_lsn, Xid xid,
                                     int64_t commit_time) {
   in_txn_ = true;
+  ++txn_;
   xid_ = xid;
   head_ = HeadPrefix(commit_lsn, xid, commit_time);
 }
@@ -167,13 +178,21 @@ Result<const EventBuilder::CachedRelation*> EventBuilder::RelationFor(
     EventLines* events, Oid oid, const char* what, const TupleData* a,
     const TupleData* b) {
   CDC_RETURN_IF_ERROR(NeedTransaction(what));
-  auto it = relations_.find(oid);
-  if (it == relations_.end()) {
-    return Status::BadInput(std::string("pgoutput ") + what +
-                            " for relation OID " + std::to_string(oid) +
-                            " that no Relation message described");
+  // The relation of the change before, most often (a snapshot's table):
+  // the map's nodes never move or go, so the pointer stays valid.
+  CachedRelation* cr = last_oid_ == oid ? last_ : nullptr;
+  if (cr == nullptr) {
+    auto it = relations_.find(oid);
+    if (it == relations_.end()) {
+      return Status::BadInput(std::string("pgoutput ") + what +
+                              " for relation OID " + std::to_string(oid) +
+                              " that no Relation message described");
+    }
+    cr = &it->second;
+    last_oid_ = oid;
+    last_ = cr;
   }
-  const Relation& rel = it->second.rel;
+  const Relation& rel = cr->rel;
   for (const TupleData* tuple : {a, b}) {
     if (tuple != nullptr && tuple->size() != rel.columns.size()) {
       return Status::BadInput(std::string("pgoutput ") + what + " for " +
@@ -183,8 +202,8 @@ Result<const EventBuilder::CachedRelation*> EventBuilder::RelationFor(
                               std::to_string(rel.columns.size()));
     }
   }
-  if (it->second.announce) Announce(&it->second, events);
-  return &it->second;
+  if (cr->announce) Announce(cr, events);
+  return cr;
 }
 
 void EventBuilder::AppendHead(char op, const CachedRelation* rel,
@@ -226,39 +245,36 @@ Status EventBuilder::AppendColumn(const Relation& rel, size_t i,
   return Status::OK();
 }
 
-Status EventBuilder::AppendRow(const Relation& rel, const TupleData& tuple,
+Status EventBuilder::AppendRow(const CachedRelation& cr, const TupleData& tuple,
                                bool keys_only, std::string_view section,
                                std::string* out) {
-  out->push_back('{');
+  const Relation& rel = cr.rel;
   bool first = true;
   for (size_t i = 0; i < tuple.size(); ++i) {
     if (keys_only && !rel.columns[i].is_key()) continue;
     if (tuple[i].kind == TupleColumn::Kind::kUnchangedToast) continue;
-    if (!first) out->push_back(',');
+    AppendMember(first, cr.members[i], out);
     first = false;
-    (void)AppendJsonString(rel.columns[i].name, out);
-    out->push_back(':');
     CDC_RETURN_IF_ERROR(AppendColumn(rel, i, tuple[i], section, out));
   }
-  out->push_back('}');
+  out->append(first ? "{}" : "}");
   return Status::OK();
 }
 
-Status EventBuilder::AppendKey(const Relation& rel, const TupleData& tuple,
+Status EventBuilder::AppendKey(const CachedRelation& cr, const TupleData& tuple,
                                std::string* out) {
-  for (const RelationColumn& c : rel.columns) {
-    if (c.is_key()) return AppendRow(rel, tuple, true, "key", out);
-  }
+  if (cr.has_key) return AppendRow(cr, tuple, true, "key", out);
   out->append("null");
   return Status::OK();
 }
 
-Status EventBuilder::AppendNewRow(const Relation& rel, const TupleData& tuple,
-                                  char old_kind, const TupleData& old,
-                                  std::string* out,
+Status EventBuilder::AppendNewRow(const CachedRelation& cr,
+                                  const TupleData& tuple, char old_kind,
+                                  const TupleData& old, std::string* out,
                                   std::vector<size_t>* unchanged) {
-  out->push_back('{');
+  const Relation& rel = cr.rel;
   bool first = true;
+
   for (size_t i = 0; i < tuple.size(); ++i) {
     const TupleColumn* col = &tuple[i];
     if (col->kind == TupleColumn::Kind::kUnchangedToast) {
@@ -275,13 +291,11 @@ Status EventBuilder::AppendNewRow(const Relation& rel, const TupleData& tuple,
       }
       col = &old[i];
     }
-    if (!first) out->push_back(',');
+    AppendMember(first, cr.members[i], out);
     first = false;
-    (void)AppendJsonString(rel.columns[i].name, out);
-    out->push_back(':');
     CDC_RETURN_IF_ERROR(AppendColumn(rel, i, *col, "after", out));
   }
-  out->push_back('}');
+  out->append(first ? "{}" : "}");
   return Status::OK();
 }
 
@@ -321,8 +335,8 @@ Status EventBuilder::ApplyRelation(const Relation& rel) {
   }
   if (it == relations_.end()) {
     it = relations_
-             .emplace(rel.oid, CachedRelation{rel, std::move(names),
-                                              std::move(generated)})
+             .emplace(rel.oid,
+                      MakeCached(rel, std::move(names), std::move(generated)))
              .first;
     // The first sight of a relation: announced unless the log holds this
     // very shape already (the latest schema event of that name).
@@ -340,9 +354,25 @@ Status EventBuilder::ApplyRelation(const Relation& rel) {
     return Status::OK();
   }
   CDC_RETURN_IF_ERROR(NeedTransaction("Relation"));
-  it->second = CachedRelation{rel, std::move(names), std::move(generated)};
+  it->second = MakeCached(rel, std::move(names), std::move(generated));
   it->second.announce = true;
   return Status::OK();
+}
+
+EventBuilder::CachedRelation EventBuilder::MakeCached(
+    const Relation& rel, std::string names_json,
+    std::vector<std::string> generated) {
+  CachedRelation cr;
+  cr.rel = rel;
+  cr.names_json = std::move(names_json);
+  cr.generated = std::move(generated);
+  for (const RelationColumn& c : rel.columns) {
+    std::string& m = cr.members.emplace_back(",");
+    (void)AppendJsonString(c.name, &m);  // checked by ApplyRelation
+    m.push_back(':');
+    cr.has_key = cr.has_key || c.is_key();
+  }
+  return cr;
 }
 
 void EventBuilder::Announce(CachedRelation* cr, EventLines* events) {
@@ -392,7 +422,7 @@ void EventBuilder::KnowSchemaEvent(std::string_view stored) {
     known_shapes_[std::string(names)] = std::string(shape);
 }
 
-Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
+Status EventBuilder::AppendBefore(const CachedRelation& cr, char old_kind,
                                   const TupleData& old, std::string* out) {
   out->append(",\"before\":");
   // Only a full old row ('O', REPLICA IDENTITY FULL) is a "before".
@@ -400,7 +430,7 @@ Status EventBuilder::AppendBefore(const Relation& rel, char old_kind,
     out->append("null");
     return Status::OK();
   }
-  return AppendRow(rel, old, false, "before", out);
+  return AppendRow(cr, old, false, "before", out);
 }
 
 void EventBuilder::AppendJsonNulls(std::string* out) {
@@ -418,24 +448,51 @@ Status EventBuilder::ApplySnapshotRead(const Insert& row, EventLines* events) {
   return s;
 }
 
+Status EventBuilder::AppendSnapshotRead(const Insert& row, EventLines* schema,
+                                        std::string* out) {
+  const size_t mark = schema->size();
+  const size_t at = out->size();
+  Status s = [&]() -> Status {
+    CDC_ASSIGN_OR_RETURN(const CachedRelation* cached,
+                         RelationFor(schema, row.relation_oid, "Insert",
+                                     &row.new_tuple, nullptr));
+    return RenderInsert(*cached, row, 'r', out);
+  }();
+  if (!s.ok()) {
+    schema->Truncate(mark);
+    out->resize(at);
+  }
+  return s;
+}
+
 Status EventBuilder::ApplyInsert(const Insert& m, char op, EventLines* events) {
   CDC_ASSIGN_OR_RETURN(
       const CachedRelation* cached,
       RelationFor(events, m.relation_oid, "Insert", &m.new_tuple, nullptr));
-  const Relation* rel = &cached->rel;
-  json_null_.clear();
   std::string& line = *events->Add();
-  ReserveFor(*rel, m.new_tuple, nullptr, &m.new_tuple, &line);
-  AppendHead(op, cached, &line);
-  line.append(",\"key\":");
-  CDC_RETURN_IF_ERROR(AppendKey(*rel, m.new_tuple, &line));
-  line.append(",\"before\":null,\"after\":");
+  ReserveFor(cached->rel, m.new_tuple, nullptr, &m.new_tuple, &line);
+  return RenderInsert(*cached, m, op, &line);
+}
+
+Status EventBuilder::RenderInsert(const CachedRelation& cr, const Insert& m,
+                                  char op, std::string* line) {
+  json_null_.clear();
+  if (cr.insert_head_txn != txn_ || cr.insert_head_op != op) {
+    cr.insert_head.clear();
+    AppendHead(op, &cr, &cr.insert_head);
+    cr.insert_head.append(",\"key\":");
+    cr.insert_head_txn = txn_;
+    cr.insert_head_op = op;
+  }
+  line->append(cr.insert_head);
+  CDC_RETURN_IF_ERROR(AppendKey(cr, m.new_tuple, line));
+  line->append(",\"before\":null,\"after\":");
   std::vector<size_t> unchanged;
   CDC_RETURN_IF_ERROR(
-      AppendNewRow(*rel, m.new_tuple, 0, m.new_tuple, &line, &unchanged));
-  AppendUnchanged(*rel, unchanged, &line);
-  AppendJsonNulls(&line);
-  line.push_back('}');
+      AppendNewRow(cr, m.new_tuple, 0, m.new_tuple, line, &unchanged));
+  AppendUnchanged(cr.rel, unchanged, line);
+  AppendJsonNulls(line);
+  line->push_back('}');
   return Status::OK();
 }
 
@@ -451,11 +508,11 @@ Status EventBuilder::ApplyUpdate(const Update& m, EventLines* events) {
              m.old_kind == 'O' ? &m.old_tuple : nullptr, &m.new_tuple, &line);
   AppendHead('u', cached, &line);
   line.append(",\"key\":");
-  CDC_RETURN_IF_ERROR(AppendKey(*rel, old ? *old : m.new_tuple, &line));
-  CDC_RETURN_IF_ERROR(AppendBefore(*rel, m.old_kind, m.old_tuple, &line));
+  CDC_RETURN_IF_ERROR(AppendKey(*cached, old ? *old : m.new_tuple, &line));
+  CDC_RETURN_IF_ERROR(AppendBefore(*cached, m.old_kind, m.old_tuple, &line));
   line.append(",\"after\":");
   std::vector<size_t> unchanged;
-  CDC_RETURN_IF_ERROR(AppendNewRow(*rel, m.new_tuple, m.old_kind,
+  CDC_RETURN_IF_ERROR(AppendNewRow(*cached, m.new_tuple, m.old_kind,
                                    old ? *old : m.new_tuple, &line,
                                    &unchanged));
   AppendUnchanged(*rel, unchanged, &line);
@@ -475,8 +532,8 @@ Status EventBuilder::ApplyDelete(const Delete& m, EventLines* events) {
              nullptr, &line);
   AppendHead('d', cached, &line);
   line.append(",\"key\":");
-  CDC_RETURN_IF_ERROR(AppendKey(*rel, m.old_tuple, &line));
-  CDC_RETURN_IF_ERROR(AppendBefore(*rel, m.old_kind, m.old_tuple, &line));
+  CDC_RETURN_IF_ERROR(AppendKey(*cached, m.old_tuple, &line));
+  CDC_RETURN_IF_ERROR(AppendBefore(*cached, m.old_kind, m.old_tuple, &line));
   line.append(",\"after\":null");
   AppendJsonNulls(&line);
   line.push_back('}');

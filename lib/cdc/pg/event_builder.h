@@ -81,6 +81,9 @@ class EventBuilder {
   // cdc::NowMicros).
   explicit EventBuilder(const TypeCatalog* catalog = nullptr,
                         std::function<int64_t()> clock = {});
+  // Not copied: it keeps a pointer into its own relation cache.
+  EventBuilder(const EventBuilder&) = delete;
+  EventBuilder& operator=(const EventBuilder&) = delete;
 
   // Feeds one message in stream order and appends the stored-form lines it
   // yields (each without '\n') to `events`. Begin and Commit open and close
@@ -94,6 +97,11 @@ class EventBuilder {
   // A row of relation `row.relation_oid` read by a snapshot: an event of op
   // r, rendered as an insert's. Errors as Apply's for an Insert.
   Status ApplySnapshotRead(const Insert& row, EventLines* events);
+  // As ApplySnapshotRead, but the row's event (no newline) is appended to
+  // `*out` (a batch of rows, say) and only a schema event that must come
+  // before it goes to `schema`. Nothing is appended on error.
+  Status AppendSnapshotRead(const Insert& row, EventLines* schema,
+                            std::string* out);
 
   // Opens and closes a transaction explicitly (a snapshot's rows are one
   // transaction with the consistent point as its LSN).
@@ -134,11 +142,24 @@ class EventBuilder {
   struct CachedRelation {
     Relation rel;
     std::string names_json;
+    // Each column's ,"name": (its name checked and escaped once).
+    std::vector<std::string> members;
     std::vector<std::string> generated;
     // Its description is news to the log: the next change to it comes
     // after a schema event.
     bool announce = false;
+    bool has_key = false;  // a column is in the replica identity
+    // An insert's head up to its key ({"lsn":..,"op":..,"table":..,"key":)
+    // for op insert_head_op in transaction insert_head_txn.
+    mutable std::string insert_head;
+    mutable uint64_t insert_head_txn = 0;
+    mutable char insert_head_op = 0;
   };
+  static CachedRelation MakeCached(const Relation& rel, std::string names_json,
+                                   std::vector<std::string> generated);
+  // Appends the event of insert `m` under `op` (c or r) to `*line`.
+  Status RenderInsert(const CachedRelation& cr, const Insert& m, char op,
+                      std::string* line);
 
   // Appends what follows the head of the relation's schema event:
   // ,"key":null,"before":null,"after":null,"columns":[...]...}
@@ -159,17 +180,17 @@ class EventBuilder {
   // Appends {"col":value,...} of the columns of `tuple` that have something
   // to show; with `keys_only`, only the replica-identity columns. `section`
   // ("key", "before", "after") names the object in "json_null" pointers.
-  Status AppendRow(const Relation& rel, const TupleData& tuple, bool keys_only,
-                   std::string_view section, std::string* out);
+  Status AppendRow(const CachedRelation& cr, const TupleData& tuple,
+                   bool keys_only, std::string_view section, std::string* out);
   // Appends ,"before": and the old row when `old_kind` is 'O', else null.
-  Status AppendBefore(const Relation& rel, char old_kind, const TupleData& old,
-                      std::string* out);
+  Status AppendBefore(const CachedRelation& cr, char old_kind,
+                      const TupleData& old, std::string* out);
   // Appends the key object, or null if the relation has no key column.
-  Status AppendKey(const Relation& rel, const TupleData& tuple,
+  Status AppendKey(const CachedRelation& cr, const TupleData& tuple,
                    std::string* out);
   // Appends the new row as "after": an unchanged TOASTed column is taken
   // from `old` when `old_kind` allows, else its index goes to `unchanged`.
-  Status AppendNewRow(const Relation& rel, const TupleData& tuple,
+  Status AppendNewRow(const CachedRelation& cr, const TupleData& tuple,
                       char old_kind, const TupleData& old, std::string* out,
                       std::vector<size_t>* unchanged);
   static void AppendUnchanged(const Relation& rel,
@@ -191,7 +212,11 @@ class EventBuilder {
   std::unordered_map<std::string, std::string> known_shapes_;
 
   bool in_txn_ = false;
+  uint64_t txn_ = 0;  // transactions begun (CachedRelation::insert_head)
   Xid xid_ = 0;
+  // The relation RelationFor found last (a pointer into relations_).
+  Oid last_oid_ = 0;
+  CachedRelation* last_ = nullptr;
   // The open transaction's {"lsn":..,"xid":..,"ts":..,"op":" rendered once.
   std::string head_;
   // The current event's "json_null" pointers, as JSON strings joined by ','.

@@ -560,6 +560,27 @@ void AppendBinaryValue(std::string_view bytes, std::string* out) {
 Status AppendTextValue(Oid type_oid, std::string_view text,
                        const TypeCatalog* catalog, std::string* out,
                        JsonNulls* json_nulls) {
+  // The commonest types first, rendered as AppendValue would, without its
+  // bookkeeping (these are no domains, and their text is never an array):
+  // a snapshot renders millions of them. A value they refuse goes the
+  // general way, which says why.
+  switch (type_oid) {
+    case t::kInt2:
+    case t::kInt4:
+    case t::kInt8:
+      if (!IsJsonNumber(text, true)) break;
+      out->append(text);
+      if (json_nulls != nullptr) json_nulls->clear();
+      return Status::OK();
+    case t::kText:
+    case t::kVarchar:
+    case t::kBpchar:
+      if (!AppendJsonString(text, out)) break;
+      if (json_nulls != nullptr) json_nulls->clear();
+      return Status::OK();
+    default:
+      break;
+  }
   size_t mark = out->size();
   JsonNulls scratch;
   JsonNulls* nulls = json_nulls != nullptr ? json_nulls : &scratch;
