@@ -178,7 +178,11 @@ TEST_CASE("events appended in batches read back as if appended one by one",
     REQUIRE((*b)->Append(lone).ok());
     add_batch(1);
     CHECK(batch.data() == was);  // joined the frame being gathered: copied
+    // A frame's worth (7 events of 150 bytes and more) behind what was
+    // gathered: that goes first, as a frame of its own, and the batch is
+    // taken, not copied behind it.
     add_batch(7);
+    CHECK(batch.data() != was);
     add_batch(40);
     add_batch(40);  // the frame before was full and went: taken, not copied
     CHECK(batch.data() != was);

@@ -205,6 +205,8 @@ class TableCopier {
               const std::function<Status(uint64_t)>& every, uint64_t* rows) {
     const std::string name = t.schema + "." + t.name;
     *rows = 0;
+    batch_.clear();  // whatever a failed copy left
+    batch_rows_ = 0;
     CDC_ASSIGN_OR_RETURN(
         pg::Relation rel,
         DescribeTable(conn_, t, generated_published_, &generated_));
@@ -287,11 +289,16 @@ class TableCopier {
   }
 
   // Sends the schema events in events_ out before the row that begins at
-  // batch_[at] (and after the rows before it).
+  // batch_[at] (and after the rows before it). A table's first row, which
+  // brings its schema event, finds the batch empty (at 0): the row, of any
+  // size, stays where it is.
   Status SchemaBefore(size_t at, const CopyOutput& out) {
-    std::string fresh = batch_.substr(at);
-    batch_.resize(at);
-    CDC_RETURN_IF_ERROR(Flush(out));
+    std::string fresh;
+    if (at > 0) {
+      fresh = batch_.substr(at);
+      batch_.resize(at);
+      CDC_RETURN_IF_ERROR(Flush(out));
+    }
     for (size_t i = 0; i < events_.size(); ++i)
       CDC_RETURN_IF_ERROR(out.schema(events_.mutable_line(i)));
     batch_.append(fresh);

@@ -180,6 +180,15 @@ Status LogWriter::AppendTaking(std::string* event) {
 
 Status LogWriter::AppendEvents(std::string* events, uint32_t count) {
   if (count == 0) return Status::OK();
+  if (!frame_raw_.empty() && events->size() >= opts_.frame_bytes) {
+    // A frame's worth is not copied behind what was gathered (a schema
+    // event, say, before a row of a large value): that goes first, as
+    // AppendTaking's does, and the batch becomes a frame of its own.
+    if (syncer_.has_failed()) return Failed();
+    CDC_RETURN_IF_ERROR(FlushGroup());
+    if (frame_events_ > 0)
+      CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  }
   // The first event decides, as Append's would, whether the frame being
   // gathered is full and goes first; the rest ride along with it.
   CDC_RETURN_IF_ERROR(StartEvent());

@@ -456,6 +456,9 @@ Status EventBuilder::AppendSnapshotRead(const Insert& row, EventLines* schema,
     CDC_ASSIGN_OR_RETURN(const CachedRelation* cached,
                          RelationFor(schema, row.relation_oid, "Insert",
                                      &row.new_tuple, nullptr));
+    // A large value is rendered into room made for it, not into a buffer
+    // doubled (and copied) as it grows.
+    ReserveFor(cached->rel, row.new_tuple, nullptr, &row.new_tuple, out);
     return RenderInsert(*cached, row, 'r', out);
   }();
   if (!s.ok()) {
