@@ -274,7 +274,6 @@ Status EventBuilder::AppendNewRow(const CachedRelation& cr,
                                   std::vector<size_t>* unchanged) {
   const Relation& rel = cr.rel;
   bool first = true;
-
   for (size_t i = 0; i < tuple.size(); ++i) {
     const TupleColumn* col = &tuple[i];
     if (col->kind == TupleColumn::Kind::kUnchangedToast) {
