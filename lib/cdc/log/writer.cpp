@@ -168,10 +168,7 @@ Status LogWriter::AppendTaking(std::string* event) {
   }
   // Whatever was gathered goes first (it is not the transaction's last
   // event), so the large one starts a frame of its own.
-  if (syncer_.has_failed()) return Failed();
-  CDC_RETURN_IF_ERROR(FlushGroup());
-  if (frame_events_ > 0)
-    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  CDC_RETURN_IF_ERROR(EmitGathered());
   CDC_RETURN_IF_ERROR(StartEvent());
   frame_raw_.swap(*event);
   frame_raw_.push_back('\n');
@@ -184,10 +181,7 @@ Status LogWriter::AppendEvents(std::string* events, uint32_t count) {
     // A frame's worth is not copied behind what was gathered (a schema
     // event, say, before a row of a large value): that goes first, as
     // AppendTaking's does, and the batch becomes a frame of its own.
-    if (syncer_.has_failed()) return Failed();
-    CDC_RETURN_IF_ERROR(FlushGroup());
-    if (frame_events_ > 0)
-      CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+    CDC_RETURN_IF_ERROR(EmitGathered());
   }
   // The first event decides, as Append's would, whether the frame being
   // gathered is full and goes first; the rest ride along with it.
@@ -204,12 +198,16 @@ Status LogWriter::AppendEvents(std::string* events, uint32_t count) {
   return Status::OK();
 }
 
-Status LogWriter::EventFollows() {
-  if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
+Status LogWriter::EmitGathered() {
   if (syncer_.has_failed()) return Failed();
   CDC_RETURN_IF_ERROR(FlushGroup());
-  if (frame_events_ > 0)
-    CDC_RETURN_IF_ERROR(EmitFrame(/*txn_end=*/false, 0, 0, 0));
+  if (frame_events_ == 0) return Status::OK();
+  return EmitFrame(/*txn_end=*/false, 0, 0, 0);
+}
+
+Status LogWriter::EventFollows() {
+  if (frame_raw_.size() < kLargeFrameBytes) return Status::OK();
+  CDC_RETURN_IF_ERROR(EmitGathered());
   CDC_RETURN_IF_ERROR(PushBatch());
   WaitIdle();
   return Failed();

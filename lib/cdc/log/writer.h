@@ -188,6 +188,9 @@ class LogWriter {
   // Bookkeeping of an event about to join the frame being gathered.
   Status StartEvent();
   Status EmitFrame(bool txn_end, Lsn lsn, int64_t time, uint64_t xid);
+  // Sends the events gathered so far as a frame that does not end the
+  // transaction (more of it follows), after any group commit pending.
+  Status EmitGathered();
   // An empty buffer with room for `bytes`: a spare one when there is.
   std::string TakeBuffer(size_t bytes);
   // Hands the whole transactions gathered in frame_raw_ to the batch as
