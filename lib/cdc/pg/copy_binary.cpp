@@ -26,11 +26,13 @@ uint16_t Be16(const char* p) {
                                static_cast<unsigned char>(p[1]));
 }
 
+// Decoded text is written into the reader's buffer for the column
+// (CopyBinaryReader::kScratchBytes), never into a std::string: assigning a
+// bigint's few digits to one cost more, per row, than parsing the row.
 template <typename T>
-void AssignNumber(T v, std::string* out) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->assign(buf, static_cast<size_t>(r.ptr - buf));
+std::string_view PutNumber(T v, char* out) {
+  auto r = std::to_chars(out, out + CopyBinaryReader::kScratchBytes, v);
+  return {out, static_cast<size_t>(r.ptr - out)};
 }
 
 Status WrongLength(Oid type, size_t len) {
@@ -81,57 +83,58 @@ Decoding DecodingOf(Oid type) {
 }
 
 // Sets *out to the text output form of `v`, a value of type `type` in its
-// binary send form.
-Status Decode(Oid type, std::string_view v, std::string* out) {
+// binary send form: a view into `v` itself, into a constant, or into
+// `scratch`.
+Status Decode(Oid type, std::string_view v, char* scratch,
+              std::string_view* out) {
   const auto fixed = [&](size_t n) -> Status {
     return v.size() == n ? Status::OK() : WrongLength(type, v.size());
   };
   switch (DecodingOf(type)) {
     case Decoding::kVerbatim:
-      out->assign(v.data(), v.size());
+      *out = v.data() != nullptr ? v : std::string_view("", 0);
       return Status::OK();
     case Decoding::kJsonb:
       // A format version (1), then the value's text as jsonb_out gives it.
       if (v.empty() || v[0] != 1)
         return Status::BadInput(
             "COPY binary jsonb value of an unknown version");
-      out->assign(v.data() + 1, v.size() - 1);
+      *out = v.substr(1);
       return Status::OK();
     case Decoding::kBool:
       CDC_RETURN_IF_ERROR(fixed(1));
-      out->assign(v[0] != 0 ? "t" : "f");
+      *out = v[0] != 0 ? std::string_view("t") : std::string_view("f");
       return Status::OK();
     case Decoding::kInt2:
       CDC_RETURN_IF_ERROR(fixed(2));
-      AssignNumber(static_cast<int16_t>(Be16(v.data())), out);
+      *out = PutNumber(static_cast<int16_t>(Be16(v.data())), scratch);
       return Status::OK();
     case Decoding::kInt4:
       CDC_RETURN_IF_ERROR(fixed(4));
-      AssignNumber(static_cast<int32_t>(Be32(v.data())), out);
+      *out = PutNumber(static_cast<int32_t>(Be32(v.data())), scratch);
       return Status::OK();
     case Decoding::kOid:
       CDC_RETURN_IF_ERROR(fixed(4));
-      AssignNumber(Be32(v.data()), out);
+      *out = PutNumber(Be32(v.data()), scratch);
       return Status::OK();
     case Decoding::kInt8: {
       CDC_RETURN_IF_ERROR(fixed(8));
       const uint64_t u =
           (uint64_t{Be32(v.data())} << 32) | uint64_t{Be32(v.data() + 4)};
-      AssignNumber(static_cast<int64_t>(u), out);
+      *out = PutNumber(static_cast<int64_t>(u), scratch);
       return Status::OK();
     }
     case Decoding::kUuid: {
       CDC_RETURN_IF_ERROR(fixed(16));
       static constexpr char kHex[] = "0123456789abcdef";
-      char buf[36];
       size_t n = 0;
       for (size_t i = 0; i < 16; ++i) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) buf[n++] = '-';
+        if (i == 4 || i == 6 || i == 8 || i == 10) scratch[n++] = '-';
         const auto b = static_cast<unsigned char>(v[i]);
-        buf[n++] = kHex[b >> 4];
-        buf[n++] = kHex[b & 15];
+        scratch[n++] = kHex[b >> 4];
+        scratch[n++] = kHex[b & 15];
       }
-      out->assign(buf, n);
+      *out = {scratch, n};
       return Status::OK();
     }
     case Decoding::kNone:
@@ -181,6 +184,7 @@ Status CopyBinaryReader::Next(std::string_view msg, TupleData* row,
                             " columns, expected " +
                             std::to_string(types_.size()));
   row->resize(types_.size());
+  scratch_.resize(types_.size() * kScratchBytes);
   for (size_t i = 0; i < types_.size(); ++i) {
     if (msg.size() < 4) return Status::BadInput("COPY binary row is cut short");
     const auto len = static_cast<int32_t>(Be32(msg.data()));
@@ -199,8 +203,8 @@ Status CopyBinaryReader::Next(std::string_view msg, TupleData* row,
     if (DecodingOf(types_[i]) == Decoding::kVerbatim) {
       c.view = v.data() != nullptr ? v : std::string_view("", 0);
     } else {
-      c.view = {};
-      CDC_RETURN_IF_ERROR(Decode(types_[i], v, &c.value));
+      CDC_RETURN_IF_ERROR(
+          Decode(types_[i], v, scratch_.data() + i * kScratchBytes, &c.view));
     }
     msg.remove_prefix(static_cast<size_t>(len));
   }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,10 +33,14 @@ class CopyBinaryReader {
   explicit CopyBinaryReader(std::vector<Oid> types)
       : types_(std::move(types)) {}
 
+  // Room for the longest decoded text (a uuid's 36 characters).
+  static constexpr size_t kScratchBytes = 40;
+
   // Parses one CopyData message. Sets *got_row when it held a row, which is
-  // then in `row` (resized to the columns; its strings' buffers are reused
-  // from row to row), each column kText in the type's text output form, or
-  // kNull. BadInput naming the problem for a missing or wrong header, a
+  // then in `row` (resized to the columns), each column kText in the type's
+  // text output form, or kNull. Values are views (TupleColumn::view) into
+  // `msg` or into this reader: valid until the next call, and while `msg`
+  // is. BadInput naming the problem for a missing or wrong header, a
   // wrong field count or length, a value past the message's end, bytes
   // after a row or the trailer, or a message after the trailer.
   Status Next(std::string_view msg, TupleData* row, bool* got_row);
@@ -45,6 +50,7 @@ class CopyBinaryReader {
 
  private:
   std::vector<Oid> types_;
+  std::string scratch_;  // kScratchBytes per column, for decoded values
   bool header_ = false;
   bool trailer_ = false;
 };
