@@ -35,10 +35,11 @@ struct TupleColumn {
   };
   Kind kind = Kind::kNull;
   std::string value;  // only for kText and kBinary
-  // Set instead of `value` by a decoder whose value lies verbatim in the
-  // message it decodes (CopyBinaryReader: text, varchar, json...): valid
-  // while that message is. Copying a 256-byte text value row by row cost
-  // a seventh of capture's CPU in an initial snapshot.
+  // Set instead of `value` by a decoder that keeps the value's text where
+  // it already lies (CopyBinaryReader: in the message for text, varchar,
+  // json..., in its own buffer for numbers and uuids): valid as long as
+  // that decoder says. Copying a 256-byte text value row by row cost a
+  // seventh of capture's CPU in an initial snapshot.
   std::string_view view;
 
   bool has_value() const {
